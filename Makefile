@@ -1,0 +1,56 @@
+# The two commands of the README: `make run` and `make test`. Everything else is a helper.
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+JOBS       ?= $(shell nproc)
+DATA       ?= $(CURDIR)/.quarry-demo
+GENERATOR  := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
+
+.PHONY: setup build build-asan run test test-fast test-asan format bench clean
+
+.deps/.setup-done: scripts/setup
+	./scripts/setup
+	@mkdir -p .deps && touch $@
+
+setup: .deps/.setup-done
+
+$(BUILD)/build.ninja $(BUILD)/Makefile: .deps/.setup-done
+	cmake -S . -B $(BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+build: $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+$(ASAN_BUILD)/build.ninja: .deps/.setup-done
+	cmake -S . -B $(ASAN_BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=Debug -DQUARRY_SANITIZE=ON
+
+build-asan: $(ASAN_BUILD)/build.ninja
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+# Create a KB from this repository's docs/, ingest it, run an example search.
+run: build
+	./$(BUILD)/quarry --data-dir $(DATA) kb describe docs >/dev/null 2>&1 || \
+	  ./$(BUILD)/quarry --data-dir $(DATA) kb create docs --description "Quarry's own documentation"
+	./$(BUILD)/quarry --data-dir $(DATA) ingest docs/ --kb docs --replace
+	./$(BUILD)/quarry --data-dir $(DATA) search "how do I ingest a folder" --kb docs --top-k 3
+	@echo
+	@echo "Try:  ./$(BUILD)/quarry --data-dir $(DATA) search 'chunking overlap' --kb docs"
+	@echo "      ./$(BUILD)/quarry --data-dir $(DATA) grep 'max_tokens' --kb docs"
+	@echo "      ./$(BUILD)/quarry --data-dir $(DATA) search 'revision' --kb docs --json"
+
+test-fast: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-asan: build-asan
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --output-on-failure -j $(JOBS)
+
+# CI: the regular build and its tests, then the whole suite again under ASan + UBSan.
+test: test-fast test-asan
+
+format:
+	clang-format -i $$(git ls-files '*.cpp' '*.h')
+
+bench: build
+	./$(BUILD)/quarry-bench eval --dataset ../shared/datasets/scifact --mode keyword
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,55 @@
+// The one error type of Quarry. Every failure a user can cause carries a stable machine-readable
+// code (the same string in CLI output, REST and MCP errors) and a message that says what to do.
+#pragma once
+
+#include <exception>
+#include <map>
+#include <string>
+
+namespace quarry {
+
+enum class Code {
+  ok = 0,
+  invalid_argument,
+  not_found,
+  already_exists,
+  conflict,
+  unsupported_format,
+  engine_unavailable,
+  corrupt_input,
+  payload_too_large,
+  no_content,
+  too_many_chunks,
+  mode_unavailable,
+  dimension_mismatch,
+  busy,
+  io_error,
+  unauthorized,
+  forbidden,
+  internal,
+};
+
+// Stable snake_case name of a code ("invalid_argument", ...).
+const char* code_name(Code code);
+// Parses a code name; Code::internal for unknown names.
+Code code_from_name(const std::string& name);
+// The CLI's exit status for a code (documented in docs/cli.md; never renumbered).
+int exit_status(Code code);
+
+class Error : public std::exception {
+ public:
+  Error(Code code, std::string message, std::map<std::string, std::string> details = {})
+      : code_(code), message_(std::move(message)), details_(std::move(details)) {}
+
+  Code code() const noexcept { return code_; }
+  const std::string& message() const noexcept { return message_; }
+  const std::map<std::string, std::string>& details() const noexcept { return details_; }
+  const char* what() const noexcept override { return message_.c_str(); }
+
+ private:
+  Code code_;
+  std::string message_;
+  std::map<std::string, std::string> details_;
+};
+
+}  // namespace quarry

@@ -1,0 +1,195 @@
+#include "core/kb_config.h"
+
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "quarry/error.h"
+
+namespace quarry::core {
+using nlohmann::json;
+
+namespace {
+
+[[noreturn]] void bad(const std::string& field, const std::string& msg) {
+  throw Error(Code::invalid_argument, "config field '" + field + "': " + msg, {{"field", field}});
+}
+
+void expect_object(const json& j, const std::string& field) {
+  if (!j.is_object()) bad(field, "must be a JSON object");
+}
+
+int get_int(const json& v, const std::string& field, int lo, int hi) {
+  if (!v.is_number_integer()) bad(field, "must be an integer");
+  auto x = v.get<long long>();
+  if (x < lo || x > hi)
+    bad(field, "must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
+                   " (got " + std::to_string(x) + ")");
+  return static_cast<int>(x);
+}
+
+std::string get_string(const json& v, const std::string& field) {
+  if (!v.is_string()) bad(field, "must be a string");
+  return v.get<std::string>();
+}
+
+std::vector<std::string> get_string_list(const json& v, const std::string& field) {
+  if (!v.is_array()) bad(field, "must be an array of strings");
+  std::vector<std::string> out;
+  for (const auto& e : v) {
+    if (!e.is_string()) bad(field, "must be an array of strings");
+    out.push_back(e.get<std::string>());
+  }
+  return out;
+}
+
+bool is_identifier(const std::string& s) {
+  static const std::regex re("[A-Za-z_][A-Za-z0-9_]{0,63}");
+  return std::regex_match(s, re);
+}
+
+void apply_chunking(const json& j, ChunkingConfig& c) {
+  expect_object(j, "chunking");
+  for (const auto& [k, v] : j.items()) {
+    const std::string f = "chunking." + k;
+    if (k == "profile") {
+      c.profile = get_string(v, f);
+      if (c.profile != "none" && c.profile != "prose" && c.profile != "code")
+        bad(f, "must be one of none, prose, code");
+    } else if (k == "max_tokens") {
+      if (v.is_null()) c.max_tokens.reset(); else c.max_tokens = get_int(v, f, 16, 8191);
+    } else if (k == "overlap_tokens") {
+      if (v.is_null()) c.overlap_tokens.reset(); else c.overlap_tokens = get_int(v, f, 0, 4095);
+    } else {
+      bad(f, "unknown key (known: profile, max_tokens, overlap_tokens)");
+    }
+  }
+}
+
+void apply_subjects(const json& j, SubjectConfig& c) {
+  expect_object(j, "subjects");
+  for (const auto& [k, v] : j.items()) {
+    const std::string f = "subjects." + k;
+    if (k == "keys") {
+      c.keys = get_string_list(v, f);
+      for (const auto& key : c.keys)
+        if (!is_identifier(key)) bad(f, "'" + key + "' is not a valid metadata key ([A-Za-z_][A-Za-z0-9_]*)");
+    } else if (k == "rule") {
+      c.rule = get_string(v, f);
+      if (c.rule != "exactly_one") bad(f, "must be exactly_one");
+    } else {
+      bad(f, "unknown key (known: keys, rule)");
+    }
+  }
+}
+
+void apply_limits(const json& j, LimitsConfig& c) {
+  expect_object(j, "limits");
+  for (const auto& [k, v] : j.items()) {
+    const std::string f = "limits." + k;
+    if (k == "max_upload_bytes") {
+      if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > (1LL << 34))
+        bad(f, "must be an integer between 1 and 17179869184");
+      c.max_upload_bytes = v.get<long long>();
+    } else if (k == "max_chunks_per_document") {
+      c.max_chunks_per_document = get_int(v, f, 1, 1000000);
+    } else if (k == "max_chunks_per_call") {
+      c.max_chunks_per_call = get_int(v, f, 1, 100000000);
+    } else {
+      bad(f, "unknown key (known: max_upload_bytes, max_chunks_per_document, max_chunks_per_call)");
+    }
+  }
+}
+
+}  // namespace
+
+void validate_kb_name(const std::string& name) {
+  static const std::regex re("[a-z0-9][a-z0-9_-]{0,62}");
+  if (!std::regex_match(name, re))
+    throw Error(Code::invalid_argument,
+                "invalid knowledge base name '" + name +
+                    "': use 1-63 characters of a-z, 0-9, '_' and '-', starting with a letter or digit",
+                {{"field", "name"}});
+}
+
+void validate_kb_config(const KbConfig& c) {
+  const auto& ch = c.chunking;
+  if (ch.profile == "none") {
+    if (ch.max_tokens) bad("chunking.max_tokens", "is refused under profile 'none' (one chunk per document)");
+    if (ch.overlap_tokens)
+      bad("chunking.overlap_tokens", "is refused under profile 'none' (one chunk per document)");
+  }
+  if (ch.overlap_tokens && *ch.overlap_tokens > ch.effective_max_tokens() / 2)
+    bad("chunking.overlap_tokens", "must be at most half of max_tokens (" +
+                                       std::to_string(ch.effective_max_tokens() / 2) + ")");
+  for (const auto& m : c.modes)
+    if (m != "grep" && m != "keyword" && m != "vector" && m != "hybrid" && m != "auto")
+      bad("modes", "unknown mode '" + m + "' (known: grep, keyword, vector, hybrid, auto)");
+}
+
+KbConfig kb_config_from_json(const json& j, const KbConfig& base) {
+  KbConfig c = base;
+  expect_object(j, "config");
+  for (const auto& [k, v] : j.items()) {
+    if (k == "description") {
+      c.description = get_string(v, k);
+      if (c.description.size() > 4096) bad(k, "must be at most 4096 bytes");
+    } else if (k == "modes") {
+      c.modes = get_string_list(v, k);
+    } else if (k == "chunking") {
+      apply_chunking(v, c.chunking);
+    } else if (k == "subjects") {
+      apply_subjects(v, c.subjects);
+    } else if (k == "limits") {
+      apply_limits(v, c.limits);
+    } else if (k == "revision") {
+      c.revision = get_int(v, k, 0, 1 << 30);
+    } else {
+      bad(k, "unknown key (known: description, modes, chunking, subjects, limits, revision)");
+    }
+  }
+  validate_kb_config(c);
+  return c;
+}
+
+json kb_config_to_json(const KbConfig& c) {
+  // Only what the user set is stored: derived defaults follow later changes of max_tokens.
+  json ch = {{"profile", c.chunking.profile}};
+  if (c.chunking.max_tokens) ch["max_tokens"] = *c.chunking.max_tokens;
+  if (c.chunking.overlap_tokens) ch["overlap_tokens"] = *c.chunking.overlap_tokens;
+  return {
+      {"description", c.description},
+      {"modes", c.modes},
+      {"chunking", ch},
+      {"subjects", {{"keys", c.subjects.keys}, {"rule", c.subjects.rule}}},
+      {"limits",
+       {{"max_upload_bytes", c.limits.max_upload_bytes},
+        {"max_chunks_per_document", c.limits.max_chunks_per_document},
+        {"max_chunks_per_call", c.limits.max_chunks_per_call}}},
+      {"revision", c.revision},
+  };
+}
+
+KbConfig kb_config_set(const KbConfig& c, const std::string& dotted_key, const std::string& value) {
+  json v = json::parse(value, nullptr, /*allow_exceptions=*/false);
+  if (v.is_discarded()) v = value;  // bare words are strings
+  json patch = v;
+  std::string::size_type end = dotted_key.size();
+  while (true) {
+    auto dot = dotted_key.rfind('.', end - 1);
+    std::string part = dotted_key.substr(dot == std::string::npos ? 0 : dot + 1,
+                                         end - (dot == std::string::npos ? 0 : dot + 1));
+    if (part.empty()) bad(dotted_key, "empty key segment");
+    patch = json{{part, patch}};
+    if (dot == std::string::npos || dot == 0) break;
+    end = dot;
+  }
+  // Under `none` the stored budgets are meaningless: switching to none clears them.
+  KbConfig base = c;
+  if (dotted_key == "chunking.profile" && v == "none") {
+    base.chunking.max_tokens.reset();
+    base.chunking.overlap_tokens.reset();
+  }
+  return kb_config_from_json(patch, base);
+}
+
+}  // namespace quarry::core

@@ -1,0 +1,155 @@
+#include "core/util.h"
+
+#include <openssl/evp.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <mutex>
+#include <random>
+
+namespace quarry::core {
+namespace {
+
+std::mt19937_64& rng() {
+  thread_local std::mt19937_64 gen([] {
+    std::random_device rd;
+    return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+  }());
+  return gen;
+}
+
+constexpr char kCrockford[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+}  // namespace
+
+std::string new_ulid() {
+  // Monotonic within the process: same millisecond -> previous random part + 1.
+  static std::mutex mu;
+  static std::int64_t last_ms = -1;
+  static std::array<std::uint8_t, 10> last_rand{};
+  std::lock_guard<std::mutex> lock(mu);
+  std::int64_t ms = now_ms();
+  std::array<std::uint8_t, 10> r{};
+  if (ms <= last_ms) {
+    ms = last_ms;
+    r = last_rand;
+    for (int i = 9; i >= 0; --i)
+      if (++r[i] != 0) break;
+  } else {
+    for (auto& b : r) b = static_cast<std::uint8_t>(rng()());
+  }
+  last_ms = ms;
+  last_rand = r;
+
+  std::array<std::uint8_t, 16> bytes{};
+  for (int i = 0; i < 6; ++i) bytes[i] = static_cast<std::uint8_t>(ms >> (8 * (5 - i)));
+  for (int i = 0; i < 10; ++i) bytes[6 + i] = r[i];
+  // 128 bits -> 26 base32 chars (the first char carries 3 bits).
+  std::string out(26, '0');
+  unsigned __int128 v = 0;
+  for (auto b : bytes) v = (v << 8) | b;
+  for (int i = 25; i >= 0; --i) {
+    out[i] = kCrockford[static_cast<unsigned>(v & 31)];
+    v >>= 5;
+  }
+  return out;
+}
+
+std::string new_uuid() {
+  std::array<std::uint8_t, 16> b{};
+  for (auto& x : b) x = static_cast<std::uint8_t>(rng()());
+  b[6] = (b[6] & 0x0f) | 0x40;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(36);
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out.push_back('-');
+    out.push_back(hex[b[i] >> 4]);
+    out.push_back(hex[b[i] & 15]);
+  }
+  return out;
+}
+
+std::string sha256_hex(std::string_view bytes) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr);
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(len * 2);
+  for (unsigned i = 0; i < len; ++i) {
+    out.push_back(hex[md[i] >> 4]);
+    out.push_back(hex[md[i] & 15]);
+  }
+  return out;
+}
+
+std::int64_t now_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+std::string iso8601_utc(std::int64_t ms) {
+  std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<int>(ms % 1000));
+  return buf;
+}
+
+namespace {
+// Length of the valid UTF-8 sequence at s[i], or 0 if invalid (overlongs, surrogates and
+// code points above U+10FFFF are invalid).
+std::size_t utf8_seq_len(std::string_view s, std::size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  if (c < 0x80) return 1;
+  std::size_t n;
+  std::uint32_t cp;
+  if ((c & 0xE0) == 0xC0) { n = 2; cp = c & 0x1F; }
+  else if ((c & 0xF0) == 0xE0) { n = 3; cp = c & 0x0F; }
+  else if ((c & 0xF8) == 0xF0) { n = 4; cp = c & 0x07; }
+  else return 0;
+  if (i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k) {
+    const auto cc = static_cast<unsigned char>(s[i + k]);
+    if ((cc & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (cc & 0x3F);
+  }
+  if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000)) return 0;
+  if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return n;
+}
+}  // namespace
+
+bool is_valid_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    std::size_t n = utf8_seq_len(s, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string repair_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    std::size_t n = utf8_seq_len(s, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+}  // namespace quarry::core

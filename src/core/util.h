@@ -1,0 +1,27 @@
+// Small leaf utilities shared by every room: ids, hashes, clock, UTF-8.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace quarry::core {
+
+// ULID (26 chars, Crockford base32, millisecond time prefix + 80 random bits). Ids minted within
+// one process are strictly increasing, so they also sort by creation order.
+std::string new_ulid();
+// Random (version 4) UUID, lower-case with hyphens.
+std::string new_uuid();
+
+// Lower-case hex SHA-256.
+std::string sha256_hex(std::string_view bytes);
+
+// Wall clock: milliseconds since the epoch, and RFC 3339 UTC with milliseconds.
+std::int64_t now_ms();
+std::string iso8601_utc(std::int64_t ms);
+
+// UTF-8: validity check, and repair (every invalid sequence becomes U+FFFD; never throws).
+bool is_valid_utf8(std::string_view s);
+std::string repair_utf8(std::string_view s);
+
+}  // namespace quarry::core
