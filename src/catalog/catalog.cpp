@@ -1,0 +1,381 @@
+#include "catalog/catalog.h"
+
+#include <nlohmann/json.hpp>
+
+#include "catalog/filter_sql.h"
+#include "catalog/schema.h"
+#include "catalog/sqlite.h"
+#include "core/util.h"
+#include "quarry/error.h"
+
+namespace quarry::catalog {
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kDocColumns =
+    "d.id, k.name, d.filename, d.title, d.source_sha256, d.content_sha256, d.metadata,"
+    " d.subject_key, d.subject_value, d.converter, d.raw_ext, d.source_bytes, d.markdown_bytes,"
+    " d.body_offset, d.chunk_count, d.created_at, d.updated_at";
+
+DocumentRow read_doc(const Stmt& s, int c = 0) {
+  DocumentRow d;
+  d.id = s.str(c + 0);
+  d.kb = s.str(c + 1);
+  d.filename = s.str(c + 2);
+  d.title = s.str(c + 3);
+  d.source_sha256 = s.str(c + 4);
+  d.content_sha256 = s.str(c + 5);
+  d.metadata_json = s.str(c + 6);
+  d.subject_key = s.opt_str(c + 7);
+  d.subject_value = s.opt_str(c + 8);
+  d.converter = s.str(c + 9);
+  d.raw_ext = s.str(c + 10);
+  d.source_bytes = s.i64(c + 11);
+  d.markdown_bytes = s.i64(c + 12);
+  d.body_offset = s.i64(c + 13);
+  d.chunk_count = s.i64(c + 14);
+  d.created_at = s.i64(c + 15);
+  d.updated_at = s.i64(c + 16);
+  return d;
+}
+
+KbRow read_kb(const Stmt& s) {
+  return KbRow{s.i64(0), s.str(1), s.str(2), s.i64(3), s.i64(4)};
+}
+
+void write_audit(sqlite3* db, const AuditEntry& a) {
+  Stmt(db,
+       "INSERT INTO audit(at, actor, surface, action, kb, target, details)"
+       " VALUES(?, ?, ?, ?, ?, ?, ?)")
+      .bind(1, core::now_ms())
+      .bind(2, a.actor)
+      .bind(3, a.surface)
+      .bind(4, a.action)
+      .bind(5, a.kb)
+      .bind(6, a.target)
+      .bind(7, a.details_json)
+      .exec();
+}
+
+// Removes a document's chunks from the KB's FTS index and the chunks table. External-content
+// FTS5 needs the old values to delete its postings, so they are read back first.
+void delete_chunks(sqlite3* db, std::int64_t kb_id, const std::string& doc_id) {
+  const std::string fts = fts_table(kb_id);
+  Stmt del(db, "INSERT INTO " + fts + "(" + fts +
+                   ", rowid, title, headings, body) SELECT 'delete', id, title, headings, body"
+                   " FROM chunks WHERE doc_id = ?");
+  del.bind(1, doc_id).exec();
+  Stmt(db, "DELETE FROM chunks WHERE doc_id = ?").bind(1, doc_id).exec();
+}
+
+void delete_document_rows(sqlite3* db, std::int64_t kb_id, const std::string& doc_id) {
+  delete_chunks(db, kb_id, doc_id);
+  Stmt(db, "DELETE FROM documents WHERE id = ?").bind(1, doc_id).exec();
+}
+
+std::string headings_text(const std::vector<std::string>& path) {
+  std::string s;
+  for (const auto& h : path) {
+    if (!s.empty()) s += " / ";
+    s += h;
+  }
+  return s;
+}
+
+}  // namespace
+
+std::unique_ptr<Catalog> Catalog::open(const std::string& path) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close(db);
+    throw Error(Code::io_error, "cannot open catalog " + path + ": " + msg);
+  }
+  std::unique_ptr<Catalog> cat(new Catalog(db));
+  // Writers queue on SQLite's lock for up to 10 s (the data-dir writer lock is the outer gate);
+  // readers never wait in WAL mode.
+  sqlite3_busy_timeout(db, 10000);
+  exec_sql(db, "PRAGMA journal_mode = WAL");
+  // NORMAL in WAL mode: a killed process loses nothing committed; only an OS crash or power
+  // loss can drop the last transactions, and never corrupts.
+  exec_sql(db, "PRAGMA synchronous = NORMAL");
+  exec_sql(db, "PRAGMA foreign_keys = ON");
+  register_rank_function(db);
+  migrate(db);
+  return cat;
+}
+
+Catalog::~Catalog() { sqlite3_close_v2(db_); }
+
+int Catalog::schema_version() const {
+  Stmt s(db_, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
+  s.step();
+  return static_cast<int>(s.i64(0));
+}
+
+KbRow Catalog::create_kb(const std::string& name, const std::string& config_json, const AuditEntry& a) {
+  Transaction tx(db_);
+  if (find_kb(name))
+    throw Error(Code::already_exists, "knowledge base '" + name + "' already exists",
+                {{"kb", name}});
+  auto now = core::now_ms();
+  Stmt(db_, "INSERT INTO kbs(name, config, created_at, updated_at) VALUES(?, ?, ?, ?)")
+      .bind(1, name)
+      .bind(2, config_json)
+      .bind(3, now)
+      .bind(4, now)
+      .exec();
+  std::int64_t id = sqlite3_last_insert_rowid(db_);
+  create_fts(db_, id);
+  write_audit(db_, a);
+  tx.commit();
+  return KbRow{id, name, config_json, now, now};
+}
+
+std::optional<KbRow> Catalog::find_kb(const std::string& name) const {
+  Stmt s(db_, "SELECT id, name, config, created_at, updated_at FROM kbs WHERE name = ?");
+  s.bind(1, name);
+  if (!s.step()) return std::nullopt;
+  return read_kb(s);
+}
+
+KbRow Catalog::get_kb(const std::string& name) const {
+  auto kb = find_kb(name);
+  if (!kb)
+    throw Error(Code::not_found,
+                "knowledge base '" + name + "' not found (see `quarry kb list`)", {{"kb", name}});
+  return *kb;
+}
+
+std::vector<KbRow> Catalog::list_kbs() const {
+  Stmt s(db_, "SELECT id, name, config, created_at, updated_at FROM kbs ORDER BY name");
+  std::vector<KbRow> out;
+  while (s.step()) out.push_back(read_kb(s));
+  return out;
+}
+
+void Catalog::update_kb_config(const std::string& name, const std::string& config_json,
+                               const AuditEntry& a) {
+  Transaction tx(db_);
+  get_kb(name);
+  Stmt(db_, "UPDATE kbs SET config = ?, updated_at = ? WHERE name = ?")
+      .bind(1, config_json)
+      .bind(2, core::now_ms())
+      .bind(3, name)
+      .exec();
+  write_audit(db_, a);
+  tx.commit();
+}
+
+std::vector<std::string> Catalog::delete_kb(const std::string& name, const AuditEntry& a) {
+  Transaction tx(db_);
+  KbRow kb = get_kb(name);
+  std::vector<std::string> ids;
+  {
+    Stmt s(db_, "SELECT id FROM documents WHERE kb_id = ?");
+    s.bind(1, kb.id);
+    while (s.step()) ids.push_back(s.str(0));
+  }
+  drop_fts(db_, kb.id);
+  Stmt(db_, "DELETE FROM chunks WHERE kb_id = ?").bind(1, kb.id).exec();
+  Stmt(db_, "DELETE FROM documents WHERE kb_id = ?").bind(1, kb.id).exec();
+  Stmt(db_, "DELETE FROM kbs WHERE id = ?").bind(1, kb.id).exec();
+  write_audit(db_, a);
+  tx.commit();
+  return ids;
+}
+
+KbStats Catalog::kb_stats(const std::string& name) const {
+  KbRow kb = get_kb(name);
+  Stmt s(db_,
+         "SELECT COUNT(*), COALESCE(SUM(chunk_count), 0), COALESCE(SUM(markdown_bytes), 0),"
+         " COALESCE(SUM(source_bytes), 0) FROM documents WHERE kb_id = ?");
+  s.bind(1, kb.id).step();
+  return KbStats{s.i64(0), s.i64(1), s.i64(2), s.i64(3)};
+}
+
+std::optional<DocumentRow> Catalog::find_document_by_filename(const std::string& kb,
+                                                              const std::string& filename) const {
+  Stmt s(db_, std::string("SELECT ") + kDocColumns +
+                  " FROM documents d JOIN kbs k ON k.id = d.kb_id WHERE k.name = ? AND d.filename = ?");
+  s.bind(1, kb).bind(2, filename);
+  if (!s.step()) return std::nullopt;
+  return read_doc(s);
+}
+
+std::optional<DocumentRow> Catalog::find_document(const std::string& kb, const std::string& id) const {
+  Stmt s(db_, std::string("SELECT ") + kDocColumns +
+                  " FROM documents d JOIN kbs k ON k.id = d.kb_id WHERE k.name = ? AND d.id = ?");
+  s.bind(1, kb).bind(2, id);
+  if (!s.step()) return std::nullopt;
+  return read_doc(s);
+}
+
+std::vector<DocumentRow> Catalog::list_documents(const std::string& kb, const std::string& after,
+                                                 int limit, const core::Filter& filter) const {
+  KbRow k = get_kb(kb);
+  SqlFilter f = compile_filter(filter, "d.metadata");
+  Stmt s(db_, std::string("SELECT ") + kDocColumns +
+                  " FROM documents d JOIN kbs k ON k.id = d.kb_id WHERE d.kb_id = ? AND d.id > ? AND " +
+                  f.sql + " ORDER BY d.id LIMIT ?");
+  s.bind(1, k.id).bind(2, after);
+  int next = bind_filter(s, f, 3);
+  s.bind(next, limit);
+  std::vector<DocumentRow> out;
+  while (s.step()) out.push_back(read_doc(s));
+  return out;
+}
+
+void Catalog::put_document(const DocumentRow& doc, const std::vector<ChunkRow>& chunks,
+                           const AuditEntry& a) {
+  Transaction tx(db_);
+  KbRow kb = get_kb(doc.kb);
+  delete_chunks(db_, kb.id, doc.id);
+  Stmt(db_,
+       "INSERT INTO documents(id, kb_id, filename, title, source_sha256, content_sha256, metadata,"
+       " subject_key, subject_value, converter, raw_ext, source_bytes, markdown_bytes, body_offset,"
+       " chunk_count, created_at, updated_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+       " ON CONFLICT(id) DO UPDATE SET filename = excluded.filename, title = excluded.title,"
+       " source_sha256 = excluded.source_sha256, content_sha256 = excluded.content_sha256,"
+       " metadata = excluded.metadata, subject_key = excluded.subject_key,"
+       " subject_value = excluded.subject_value, converter = excluded.converter,"
+       " raw_ext = excluded.raw_ext, source_bytes = excluded.source_bytes,"
+       " markdown_bytes = excluded.markdown_bytes, body_offset = excluded.body_offset,"
+       " chunk_count = excluded.chunk_count, updated_at = excluded.updated_at")
+      .bind(1, doc.id)
+      .bind(2, kb.id)
+      .bind(3, doc.filename)
+      .bind(4, doc.title)
+      .bind(5, doc.source_sha256)
+      .bind(6, doc.content_sha256)
+      .bind(7, doc.metadata_json)
+      .bind(8, doc.subject_key)
+      .bind(9, doc.subject_value)
+      .bind(10, doc.converter)
+      .bind(11, doc.raw_ext)
+      .bind(12, doc.source_bytes)
+      .bind(13, doc.markdown_bytes)
+      .bind(14, doc.body_offset)
+      .bind(15, static_cast<std::int64_t>(chunks.size()))
+      .bind(16, doc.created_at)
+      .bind(17, doc.updated_at)
+      .exec();
+  const std::string fts = fts_table(kb.id);
+  Stmt ins(db_,
+           "INSERT INTO chunks(kb_id, doc_id, chunk_index, chunk_id, parent_chunk, heading_path,"
+           " offset, length, token_count, title, headings, body) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
+  Stmt idx(db_, "INSERT INTO " + fts + "(rowid, title, headings, body) VALUES(?, ?, ?, ?)");
+  for (const auto& c : chunks) {
+    const std::string headings = headings_text(c.heading_path);
+    ins.reset();
+    ins.bind(1, kb.id)
+        .bind(2, doc.id)
+        .bind(3, c.index)
+        .bind(4, c.chunk_id)
+        .bind(5, c.parent_chunk)
+        .bind(6, json(c.heading_path).dump())
+        .bind(7, c.offset)
+        .bind(8, c.length)
+        .bind(9, c.token_count)
+        .bind(10, doc.title)
+        .bind(11, headings)
+        .bind(12, c.text)
+        .exec();
+    idx.reset();
+    idx.bind(1, static_cast<std::int64_t>(sqlite3_last_insert_rowid(db_))).bind(2, doc.title).bind(3, headings).bind(4, c.text).exec();
+  }
+  write_audit(db_, a);
+  tx.commit();
+}
+
+bool Catalog::delete_document(const std::string& kb, const std::string& id, const AuditEntry& a) {
+  Transaction tx(db_);
+  KbRow k = get_kb(kb);
+  if (!find_document(kb, id)) return false;
+  delete_document_rows(db_, k.id, id);
+  write_audit(db_, a);
+  tx.commit();
+  return true;
+}
+
+std::vector<std::string> Catalog::delete_where(const std::string& kb, const core::Filter& filter,
+                                               const AuditEntry& a) {
+  if (filter.empty())
+    throw Error(Code::invalid_argument,
+                "delete_where needs a non-empty filter (use `kb delete` to drop everything)",
+                {{"field", "filter"}});
+  Transaction tx(db_);
+  KbRow k = get_kb(kb);
+  SqlFilter f = compile_filter(filter, "d.metadata");
+  std::vector<std::string> ids;
+  {
+    Stmt s(db_, "SELECT d.id FROM documents d WHERE d.kb_id = ? AND " + f.sql);
+    s.bind(1, k.id);
+    bind_filter(s, f, 2);
+    while (s.step()) ids.push_back(s.str(0));
+  }
+  for (const auto& id : ids) delete_document_rows(db_, k.id, id);
+  AuditEntry entry = a;
+  entry.details_json = json{{"deleted", ids}}.dump();
+  write_audit(db_, entry);
+  tx.commit();
+  return ids;
+}
+
+std::vector<ChunkRow> Catalog::chunks_of(const std::string& kb, const std::string& doc_id) const {
+  KbRow k = get_kb(kb);
+  Stmt s(db_,
+         "SELECT chunk_index, chunk_id, parent_chunk, heading_path, offset, length, token_count, body"
+         " FROM chunks WHERE kb_id = ? AND doc_id = ? ORDER BY chunk_index");
+  s.bind(1, k.id).bind(2, doc_id);
+  std::vector<ChunkRow> out;
+  while (s.step()) {
+    ChunkRow c;
+    c.index = static_cast<int>(s.i64(0));
+    c.chunk_id = s.str(1);
+    c.parent_chunk = s.opt_str(2);
+    c.heading_path = json::parse(s.str(3)).get<std::vector<std::string>>();
+    c.offset = s.i64(4);
+    c.length = s.i64(5);
+    c.token_count = static_cast<int>(s.i64(6));
+    c.text = s.str(7);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::int64_t Catalog::count_documents_matching(const std::string& kb, const core::Filter& filter) const {
+  KbRow k = get_kb(kb);
+  SqlFilter f = compile_filter(filter, "d.metadata");
+  Stmt s(db_, "SELECT COUNT(*) FROM documents d WHERE d.kb_id = ? AND " + f.sql);
+  s.bind(1, k.id);
+  bind_filter(s, f, 2);
+  s.step();
+  return s.i64(0);
+}
+
+std::vector<AuditRow> Catalog::list_audit(int limit, const std::string& kb) const {
+  Stmt s(db_,
+         "SELECT id, at, actor, surface, action, kb, target, details FROM audit"
+         " WHERE (? = '' OR kb = ?) ORDER BY id DESC LIMIT ?");
+  s.bind(1, kb).bind(2, kb).bind(3, limit);
+  std::vector<AuditRow> out;
+  while (s.step()) {
+    AuditRow r;
+    r.id = s.i64(0);
+    r.at = s.i64(1);
+    r.actor = s.str(2);
+    r.surface = s.str(3);
+    r.action = s.str(4);
+    r.kb = s.str(5);
+    r.target = s.str(6);
+    r.details_json = s.str(7);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace quarry::catalog

@@ -1,0 +1,153 @@
+// The catalog (SPEC §1, §10): one SQLite database per data directory, in WAL mode, holding
+// knowledge bases, documents, chunks, the per-KB FTS5 keyword index and the audit log.
+// Every write is one transaction and writes its audit row in that same transaction, so a crash
+// leaves the previous state, never half a document. SQLite is included only inside this room.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/filter.h"
+
+struct sqlite3;
+
+namespace quarry::catalog {
+
+struct KbRow {
+  std::int64_t id = 0;
+  std::string name;
+  std::string config_json;
+  std::int64_t created_at = 0;
+  std::int64_t updated_at = 0;
+};
+
+struct KbStats {
+  std::int64_t documents = 0;
+  std::int64_t chunks = 0;
+  std::int64_t markdown_bytes = 0;
+  std::int64_t source_bytes = 0;
+};
+
+struct DocumentRow {
+  std::string id;
+  std::string kb;
+  std::string filename;
+  std::string title;
+  std::string source_sha256;
+  std::string content_sha256;
+  std::string metadata_json = "{}";
+  std::optional<std::string> subject_key;
+  std::optional<std::string> subject_value;
+  std::string converter;
+  std::string raw_ext;
+  std::int64_t source_bytes = 0;
+  std::int64_t markdown_bytes = 0;
+  std::int64_t body_offset = 0;
+  std::int64_t chunk_count = 0;
+  std::int64_t created_at = 0;
+  std::int64_t updated_at = 0;
+};
+
+struct ChunkRow {
+  int index = 0;
+  std::string chunk_id;
+  std::optional<std::string> parent_chunk;
+  std::vector<std::string> heading_path;
+  std::int64_t offset = 0;  // into the Markdown file on disk (front matter included)
+  std::int64_t length = 0;
+  int token_count = 0;
+  std::string text;
+};
+
+struct AuditEntry {
+  std::string actor;    // who: OS user, token id, ...
+  std::string surface;  // cli | rest | mcp | library
+  std::string action;   // kb.create, document.add, ...
+  std::string kb;
+  std::string target;   // document id, KB name, ...
+  std::string details_json = "{}";
+};
+
+struct AuditRow : AuditEntry {
+  std::int64_t id = 0;
+  std::int64_t at = 0;
+};
+
+// BM25F parameters of the keyword ranking function (see docs/search.md).
+struct Bm25Params {
+  double k1 = 1.2;
+  double b = 0.75;
+  double w_title = 2.0;
+  double w_headings = 1.0;
+  double w_body = 1.0;
+};
+
+struct KeywordQuery {
+  std::string match;         // an FTS5 MATCH expression (built by search/, never raw user text)
+  core::Filter filter;       // metadata filter pushed into SQL
+  int limit = 10;
+  Bm25Params params;
+  bool snippets = true;
+};
+
+struct KeywordRow {
+  std::int64_t rowid = 0;
+  double raw_score = 0;  // BM25F, higher is better
+  double max_score = 0;  // the query's theoretical maximum (for normalisation)
+  DocumentRow doc;       // metadata etc. of the owning document
+  ChunkRow chunk;        // text left empty
+  std::string snippet;
+};
+
+class Catalog {
+ public:
+  // Opens (creating if needed) and migrates the database at `path`.
+  static std::unique_ptr<Catalog> open(const std::string& path);
+  ~Catalog();
+  Catalog(const Catalog&) = delete;
+  Catalog& operator=(const Catalog&) = delete;
+
+  int schema_version() const;
+
+  // Knowledge bases.
+  KbRow create_kb(const std::string& name, const std::string& config_json, const AuditEntry& a);
+  std::optional<KbRow> find_kb(const std::string& name) const;
+  KbRow get_kb(const std::string& name) const;  // throws not_found
+  std::vector<KbRow> list_kbs() const;
+  void update_kb_config(const std::string& name, const std::string& config_json, const AuditEntry& a);
+  // Deletes the KB, its documents, chunks and keyword index; returns the deleted document ids.
+  std::vector<std::string> delete_kb(const std::string& name, const AuditEntry& a);
+  KbStats kb_stats(const std::string& name) const;
+
+  // Documents.
+  std::optional<DocumentRow> find_document_by_filename(const std::string& kb, const std::string& filename) const;
+  std::optional<DocumentRow> find_document(const std::string& kb, const std::string& id) const;
+  // Ordered by id; `after` is the cursor (last id of the previous page).
+  std::vector<DocumentRow> list_documents(const std::string& kb, const std::string& after, int limit,
+                                          const core::Filter& filter = {}) const;
+  // Inserts or replaces the document row and all of its chunks in one transaction.
+  void put_document(const DocumentRow& doc, const std::vector<ChunkRow>& chunks, const AuditEntry& a);
+  bool delete_document(const std::string& kb, const std::string& id, const AuditEntry& a);
+  // Deletes every document of `kb` whose metadata matches `filter`; returns their ids.
+  std::vector<std::string> delete_where(const std::string& kb, const core::Filter& filter, const AuditEntry& a);
+  std::vector<ChunkRow> chunks_of(const std::string& kb, const std::string& doc_id) const;
+  // Subject keys already used by documents of `kb` (for validating config changes).
+  std::int64_t count_documents_matching(const std::string& kb, const core::Filter& filter) const;
+
+  // Keyword search over one KB's FTS5 index. Throws invalid_argument for a malformed MATCH
+  // expression (only reachable through the opt-in advanced syntax).
+  std::vector<KeywordRow> keyword_search(const std::string& kb, const KeywordQuery& q) const;
+
+  std::vector<AuditRow> list_audit(int limit, const std::string& kb = "") const;
+
+  sqlite3* handle() const { return db_; }  // for tests (integrity checks)
+
+ private:
+  explicit Catalog(sqlite3* db) : db_(db) {}
+  sqlite3* db_;
+};
+
+}  // namespace quarry::catalog

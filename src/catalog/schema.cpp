@@ -1,0 +1,112 @@
+// Versioned migrations. Each entry runs once, in order, inside one transaction together with
+// its row in schema_migrations; a migration is never edited after it shipped, only appended.
+#include "catalog/schema.h"
+
+#include <array>
+
+#include "catalog/sqlite.h"
+#include "core/util.h"
+
+namespace quarry::catalog {
+namespace {
+
+constexpr std::array<const char*, 1> kMigrations = {
+    // v1: knowledge bases, documents, chunks (the content of each KB's FTS5 index), audit.
+    R"sql(
+CREATE TABLE kbs (
+  id         INTEGER PRIMARY KEY,
+  name       TEXT NOT NULL UNIQUE,
+  config     TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE TABLE documents (
+  id             TEXT PRIMARY KEY,
+  kb_id          INTEGER NOT NULL REFERENCES kbs(id),
+  filename       TEXT NOT NULL,
+  title          TEXT NOT NULL DEFAULT '',
+  source_sha256  TEXT NOT NULL,
+  content_sha256 TEXT NOT NULL,
+  metadata       TEXT NOT NULL DEFAULT '{}',
+  subject_key    TEXT,
+  subject_value  TEXT,
+  converter      TEXT NOT NULL,
+  raw_ext        TEXT NOT NULL,
+  source_bytes   INTEGER NOT NULL,
+  markdown_bytes INTEGER NOT NULL,
+  body_offset    INTEGER NOT NULL,
+  chunk_count    INTEGER NOT NULL,
+  created_at     INTEGER NOT NULL,
+  updated_at     INTEGER NOT NULL,
+  UNIQUE (kb_id, filename)
+);
+CREATE INDEX documents_by_kb ON documents(kb_id, id);
+CREATE TABLE chunks (
+  id           INTEGER PRIMARY KEY,
+  kb_id        INTEGER NOT NULL,
+  doc_id       TEXT NOT NULL REFERENCES documents(id),
+  chunk_index  INTEGER NOT NULL,
+  chunk_id     TEXT NOT NULL,
+  parent_chunk TEXT,
+  heading_path TEXT NOT NULL DEFAULT '[]',
+  offset       INTEGER NOT NULL,
+  length       INTEGER NOT NULL,
+  token_count  INTEGER NOT NULL,
+  title        TEXT NOT NULL DEFAULT '',
+  headings     TEXT NOT NULL DEFAULT '',
+  body         TEXT NOT NULL,
+  UNIQUE (doc_id, chunk_index)
+);
+CREATE TABLE audit (
+  id      INTEGER PRIMARY KEY,
+  at      INTEGER NOT NULL,
+  actor   TEXT NOT NULL,
+  surface TEXT NOT NULL,
+  action  TEXT NOT NULL,
+  kb      TEXT NOT NULL DEFAULT '',
+  target  TEXT NOT NULL DEFAULT '',
+  details TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX audit_by_kb ON audit(kb, id);
+)sql",
+};
+
+}  // namespace
+
+int latest_schema_version() { return static_cast<int>(kMigrations.size()); }
+
+void migrate(sqlite3* db) {
+  exec_sql(db,
+           "CREATE TABLE IF NOT EXISTS schema_migrations ("
+           " version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)");
+  Transaction tx(db);
+  Stmt cur(db, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
+  cur.step();
+  int have = static_cast<int>(cur.i64(0));
+  for (int v = have + 1; v <= latest_schema_version(); ++v) {
+    exec_sql(db, kMigrations[static_cast<std::size_t>(v - 1)]);
+    Stmt(db, "INSERT INTO schema_migrations(version, applied_at) VALUES(?, ?)")
+        .bind(1, v)
+        .bind(2, core::now_ms())
+        .exec();
+  }
+  tx.commit();
+}
+
+std::string fts_table(std::int64_t kb_id) { return "fts_" + std::to_string(kb_id); }
+
+void create_fts(sqlite3* db, std::int64_t kb_id) {
+  // External-content FTS5 over the chunks table: the text is stored once (in chunks) and
+  // snippet() reads it from there. Porter stemming over unicode61 with diacritics folded.
+  std::string sql = "CREATE VIRTUAL TABLE " + fts_table(kb_id) +
+                    " USING fts5(title, headings, body, content='chunks', content_rowid='id',"
+                    " tokenize='porter unicode61 remove_diacritics 2')";
+  exec_sql(db, sql.c_str());
+}
+
+void drop_fts(sqlite3* db, std::int64_t kb_id) {
+  std::string sql = "DROP TABLE IF EXISTS " + fts_table(kb_id);
+  exec_sql(db, sql.c_str());
+}
+
+}  // namespace quarry::catalog

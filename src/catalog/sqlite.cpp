@@ -1,0 +1,85 @@
+#include "catalog/sqlite.h"
+
+#include "quarry/error.h"
+
+namespace quarry::catalog {
+
+void throw_sqlite(sqlite3* db, int rc, std::string_view what) {
+  std::string msg = std::string(what) + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+  int primary = rc & 0xff;
+  if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED)
+    throw Error(Code::busy, "the catalog is busy (" + msg + "); retry in a moment");
+  if (primary == SQLITE_FULL || primary == SQLITE_IOERR || primary == SQLITE_CANTOPEN ||
+      primary == SQLITE_READONLY)
+    throw Error(Code::io_error, "catalog I/O error: " + msg);
+  throw Error(Code::internal, "catalog error: " + msg);
+}
+
+Stmt::Stmt(sqlite3* db, std::string_view sql) : db_(db) {
+  int rc = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &st_, nullptr);
+  if (rc != SQLITE_OK) throw_sqlite(db, rc, "prepare");
+}
+
+Stmt::~Stmt() { sqlite3_finalize(st_); }
+
+Stmt& Stmt::bind(int i, std::int64_t v) {
+  sqlite3_bind_int64(st_, i, v);
+  return *this;
+}
+Stmt& Stmt::bind(int i, double v) {
+  sqlite3_bind_double(st_, i, v);
+  return *this;
+}
+Stmt& Stmt::bind(int i, std::string_view v) {
+  sqlite3_bind_text(st_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  return *this;
+}
+Stmt& Stmt::bind_null(int i) {
+  sqlite3_bind_null(st_, i);
+  return *this;
+}
+
+bool Stmt::step() {
+  int rc = sqlite3_step(st_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  throw_sqlite(db_, rc, "step");
+}
+
+void Stmt::reset() {
+  sqlite3_reset(st_);
+  sqlite3_clear_bindings(st_);
+}
+
+std::string Stmt::str(int col) const {
+  const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(st_, col));
+  return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(st_, col))) : std::string();
+}
+
+std::optional<std::string> Stmt::opt_str(int col) const {
+  if (is_null(col)) return std::nullopt;
+  return str(col);
+}
+
+void exec_sql(sqlite3* db, const char* sql) {
+  char* err = nullptr;
+  int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err);
+  if (rc != SQLITE_OK) {
+    std::string msg = err ? err : "";
+    sqlite3_free(err);
+    throw_sqlite(db, rc, msg);
+  }
+}
+
+Transaction::Transaction(sqlite3* db) : db_(db) { exec_sql(db, "BEGIN IMMEDIATE"); }
+
+Transaction::~Transaction() {
+  if (!done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+void Transaction::commit() {
+  exec_sql(db_, "COMMIT");
+  done_ = true;
+}
+
+}  // namespace quarry::catalog

@@ -1,0 +1,94 @@
+// quarry ingest PATH... --kb NAME
+#include <iostream>
+
+#include "cli/commands.h"
+
+namespace quarry::cli {
+using nlohmann::json;
+
+namespace {
+
+// A one-line progress bar on stderr, redrawn at most every 100 ms and only on a terminal.
+class ProgressBar {
+ public:
+  void update(const IngestProgress& p) {
+    auto now = std::chrono::steady_clock::now();
+    if (p.done != p.total && now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    const int width = 30;
+    int filled = p.total ? static_cast<int>(width * p.done / p.total) : width;
+    std::string name = p.current.size() > 40 ? "…" + p.current.substr(p.current.size() - 39) : p.current;
+    std::cerr << "\r[" << std::string(static_cast<std::size_t>(filled), '#')
+              << std::string(static_cast<std::size_t>(width - filled), '.') << "] " << p.done << "/"
+              << p.total << " " << name << "\033[K" << std::flush;
+    if (p.done == p.total) std::cerr << "\r\033[K" << std::flush;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_{};
+};
+
+}  // namespace
+
+void add_ingest_command(CLI::App& app, Globals& g, int& exit_code) {
+  struct Args {
+    std::vector<std::string> paths;
+    std::string kb, metadata;
+    std::vector<std::string> include, exclude;
+    bool replace = false, quiet = false;
+  };
+  auto a = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand("ingest", "Convert files or folders to Markdown, chunk and index them");
+  cmd->add_option("paths", a->paths, "Files or directories (directories are walked recursively)")->required();
+  cmd->add_option("--kb", a->kb, "Knowledge base")->required();
+  cmd->add_flag("--replace", a->replace, "Update documents whose content changed under the same name");
+  cmd->add_option("--include", a->include, "Only paths matching this glob (repeatable)");
+  cmd->add_option("--exclude", a->exclude, "Skip paths matching this glob (repeatable)");
+  cmd->add_option("--metadata", a->metadata, "JSON object (or @file) attached to every document");
+  cmd->add_flag("--quiet,-q", a->quiet, "Only print the summary");
+  cmd->callback([&g, &exit_code, a] {
+    auto engine = open_engine(g);
+    IngestOptions o;
+    o.replace = a->replace;
+    o.include = a->include;
+    o.exclude = a->exclude;
+    if (!a->metadata.empty()) o.metadata_json = read_arg_or_file(a->metadata);
+    ProgressBar bar;
+    if (!g.json && stderr_is_tty()) o.progress = [&bar](const IngestProgress& p) { bar.update(p); };
+
+    IngestReport total;
+    for (const auto& path : a->paths) {
+      IngestReport r = engine->ingest_path(a->kb, path, o);
+      total.added += r.added;
+      total.updated += r.updated;
+      total.unchanged += r.unchanged;
+      total.failed += r.failed;
+      total.bytes += r.bytes;
+      total.took_ms += r.took_ms;
+      for (auto& i : r.items) total.items.push_back(std::move(i));
+    }
+    // One file that failed is that file's error; a batch with failures is a partial failure.
+    if (total.items.size() == 1 && total.failed == 1) {
+      const auto& i = total.items.front();
+      exit_code = exit_status(code_from_name(i.code));
+    } else if (total.failed > 0) {
+      exit_code = kExitPartialFailure;
+    }
+    if (g.json) {
+      print_json(to_json(total));
+      return;
+    }
+    for (const auto& i : total.items) {
+      if (i.status == "failed")
+        std::cout << "failed     " << i.path << "  [" << i.code << "] " << i.message << "\n";
+      else if (!a->quiet && i.status != "unchanged")
+        std::cout << (i.status == "added" ? "added      " : "updated    ") << i.path << "  (" << i.doc_id
+                  << ", " << i.chunks << " chunks)\n";
+    }
+    std::cout << total.added << " added, " << total.updated << " updated, " << total.unchanged
+              << " unchanged, " << total.failed << " failed  (" << total.bytes / 1024 << " KiB in "
+              << static_cast<long>(total.took_ms) << " ms)\n";
+  });
+}
+
+}  // namespace quarry::cli

@@ -1,0 +1,168 @@
+// quarry kb create|list|describe|set|delete
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/commands.h"
+
+namespace quarry::cli {
+using nlohmann::json;
+
+std::string read_arg_or_file(const std::string& v) {
+  if (v == "-") {
+    std::ostringstream ss;
+    ss << std::cin.rdbuf();
+    return ss.str();
+  }
+  if (!v.empty() && v[0] == '@') {
+    std::ifstream f(v.substr(1), std::ios::binary);
+    if (!f) throw Error(Code::not_found, "cannot read " + v.substr(1), {{"path", v.substr(1)}});
+    std::ostringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  }
+  return v;
+}
+
+namespace {
+
+void print_kb_human(const KbInfo& k) {
+  const auto& c = k.config;
+  std::cout << k.name << (c.description.empty() ? "" : " — " + c.description) << "\n"
+            << "  documents: " << k.documents << "   chunks: " << k.chunks
+            << "   markdown: " << k.markdown_bytes << " bytes\n"
+            << "  modes: ";
+  for (std::size_t i = 0; i < c.modes.size(); ++i) std::cout << (i ? ", " : "") << c.modes[i];
+  std::cout << "\n  chunking: " << c.chunking.profile;
+  if (c.chunking.profile != "none")
+    std::cout << " (max_tokens " << c.chunking.effective_max_tokens() << ", overlap "
+              << c.chunking.effective_overlap_tokens() << ")";
+  std::cout << "\n";
+  if (!c.subjects.keys.empty()) {
+    std::cout << "  subjects (" << c.subjects.rule << "): ";
+    for (std::size_t i = 0; i < c.subjects.keys.size(); ++i) std::cout << (i ? ", " : "") << c.subjects.keys[i];
+    std::cout << "\n";
+  }
+  std::cout << "  index: keyword " << k.index_status.keyword << ", vector " << k.index_status.vector
+            << "\n  created " << k.created_at << ", updated " << k.updated_at << "\n";
+}
+
+}  // namespace
+
+void add_kb_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
+  auto* kb = app.add_subcommand("kb", "Create, list, describe, configure and delete knowledge bases");
+  kb->require_subcommand(1);
+
+  struct CreateArgs {
+    std::string name, description, config, profile, subject_keys;
+    int max_tokens = 0, overlap = -1;
+  };
+  auto ca = std::make_shared<CreateArgs>();
+  auto* create = kb->add_subcommand("create", "Create a knowledge base");
+  create->add_option("name", ca->name, "Name: a-z, 0-9, '_' and '-'")->required();
+  create->add_option("--description", ca->description, "One line describing the KB");
+  create->add_option("--config", ca->config, "Full config as JSON, @file or - (stdin)");
+  create->add_option("--profile", ca->profile, "Chunking profile: none | prose | code");
+  create->add_option("--max-tokens", ca->max_tokens, "Chunk budget in tokens (16-8191)");
+  create->add_option("--overlap", ca->overlap, "Overlap between windows in tokens");
+  create->add_option("--subject-keys", ca->subject_keys, "Comma-separated subject keys (exactly one per document)");
+  create->callback([&g, ca] {
+    json cfg = json::object();
+    if (!ca->config.empty()) {
+      cfg = json::parse(read_arg_or_file(ca->config), nullptr, false);
+      if (cfg.is_discarded() || !cfg.is_object())
+        throw Error(Code::invalid_argument, "--config is not a JSON object", {{"field", "config"}});
+    }
+    if (!ca->description.empty()) cfg["description"] = ca->description;
+    if (!ca->profile.empty()) cfg["chunking"]["profile"] = ca->profile;
+    if (ca->max_tokens) cfg["chunking"]["max_tokens"] = ca->max_tokens;
+    if (ca->overlap >= 0) cfg["chunking"]["overlap_tokens"] = ca->overlap;
+    if (!ca->subject_keys.empty()) {
+      json keys = json::array();
+      std::stringstream ss(ca->subject_keys);
+      for (std::string k; std::getline(ss, k, ',');)
+        if (!k.empty()) keys.push_back(k);
+      cfg["subjects"]["keys"] = keys;
+    }
+    auto info = open_engine(g)->create_kb(ca->name, cfg.dump());
+    if (g.json) print_json(to_json(info));
+    else std::cout << "created knowledge base '" << info.name << "'\n";
+  });
+
+  auto* list = kb->add_subcommand("list", "List knowledge bases");
+  list->callback([&g] {
+    auto kbs = open_engine(g)->list_kbs();
+    if (g.json) {
+      json arr = json::array();
+      for (const auto& k : kbs) arr.push_back(to_json(k));
+      print_json({{"knowledge_bases", arr}});
+      return;
+    }
+    if (kbs.empty()) {
+      std::cout << "no knowledge bases yet; create one with `quarry kb create NAME`\n";
+      return;
+    }
+    for (const auto& k : kbs)
+      std::cout << k.name << "\t" << k.documents << " docs\t" << k.chunks << " chunks\t"
+                << k.config.description << "\n";
+  });
+
+  auto name = std::make_shared<std::string>();
+  auto* describe = kb->add_subcommand("describe", "Show a knowledge base's config and counts");
+  describe->add_option("name", *name)->required();
+  describe->callback([&g, name] {
+    auto info = open_engine(g)->describe_kb(*name);
+    if (g.json) print_json(to_json(info));
+    else print_kb_human(info);
+  });
+
+  auto set_name = std::make_shared<std::string>();
+  auto pairs = std::make_shared<std::vector<std::string>>();
+  auto* set = kb->add_subcommand("set", "Change settings: quarry kb set NAME chunking.max_tokens=256 ...");
+  set->add_option("name", *set_name)->required();
+  set->add_option("settings", *pairs, "key=value pairs (dotted keys; values parsed as JSON when they parse)")
+      ->required();
+  set->callback([&g, set_name, pairs] {
+    std::vector<std::pair<std::string, std::string>> kv;
+    for (const auto& p : *pairs) {
+      auto eq = p.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw Error(Code::invalid_argument, "setting '" + p + "' is not key=value", {{"field", p}});
+      kv.emplace_back(p.substr(0, eq), p.substr(eq + 1));
+    }
+    auto info = open_engine(g)->set_kb(*set_name, kv);
+    if (g.json) print_json(to_json(info));
+    else print_kb_human(info);
+  });
+
+  auto del_name = std::make_shared<std::string>();
+  auto yes = std::make_shared<bool>(false);
+  auto* del = kb->add_subcommand("delete", "Delete a knowledge base with all its documents");
+  del->add_option("name", *del_name)->required();
+  del->add_flag("--yes,-y", *yes, "Do not ask for confirmation");
+  del->callback([&g, del_name, yes] {
+    auto engine = open_engine(g);
+    auto info = engine->describe_kb(*del_name);
+    if (!*yes) {
+      if (!isatty(STDIN_FILENO))
+        throw Error(Code::invalid_argument,
+                    "refusing to delete '" + *del_name + "' without confirmation; pass --yes",
+                    {{"field", "yes"}});
+      std::cerr << "Delete knowledge base '" << *del_name << "' and its " << info.documents
+                << " documents? [y/N] ";
+      std::string answer;
+      std::getline(std::cin, answer);
+      if (answer != "y" && answer != "Y" && answer != "yes") {
+        std::cerr << "not deleted\n";
+        return;
+      }
+    }
+    engine->delete_kb(*del_name);
+    if (g.json) print_json({{"deleted", *del_name}, {"documents", info.documents}});
+    else std::cout << "deleted knowledge base '" << *del_name << "' (" << info.documents << " documents)\n";
+  });
+}
+
+}  // namespace quarry::cli

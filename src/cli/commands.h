@@ -1,0 +1,20 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "cli/output.h"
+
+namespace quarry::cli {
+
+// Each command group registers its subcommands. A callback sets `exit_code` on partial
+// failure; errors are thrown as quarry::Error and rendered by main().
+void add_kb_commands(CLI::App& app, Globals& g, int& exit_code);
+void add_ingest_command(CLI::App& app, Globals& g, int& exit_code);
+void add_docs_commands(CLI::App& app, Globals& g, int& exit_code);
+void add_search_commands(CLI::App& app, Globals& g, int& exit_code);
+void add_status_command(CLI::App& app, Globals& g, int& exit_code);
+
+// Reads a value given as literal text, "@path" (a file) or "-" (stdin).
+std::string read_arg_or_file(const std::string& v);
+
+}  // namespace quarry::cli

@@ -1,0 +1,42 @@
+// Shared CLI plumbing: global options, JSON rendering of the public types, errors, progress.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <memory>
+#include <string>
+
+#include "quarry/engine.h"
+
+namespace quarry::cli {
+
+struct Globals {
+  std::string data_dir;
+  bool json = false;
+  int lock_timeout_ms = 10000;
+};
+
+// Opens the engine for the global options (surface "cli").
+std::unique_ptr<Engine> open_engine(const Globals& g);
+
+// Prints `j` (pretty) on stdout.
+void print_json(const nlohmann::json& j);
+
+// Error envelope {"error": {"code", "message", "details"}} (the same shape as REST).
+nlohmann::json error_json(const Error& e);
+
+// True when stdout/stderr is a terminal (progress bars, colours).
+bool stderr_is_tty();
+
+nlohmann::json to_json(const KbInfo& k);
+nlohmann::json to_json(const Document& d);
+nlohmann::json to_json(const Hit& h);
+nlohmann::json to_json(const IndexStatus& s);
+nlohmann::json to_json(const SearchResponse& r);
+nlohmann::json to_json(const GrepResponse& r);
+nlohmann::json to_json(const IngestReport& r);
+nlohmann::json to_json(const IngestItem& i);
+
+// The exit status when a batch had failures (documented in docs/cli.md).
+constexpr int kExitPartialFailure = 20;
+
+}  // namespace quarry::cli

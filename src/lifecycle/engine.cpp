@@ -1,0 +1,454 @@
+// Engine: the library facade over catalog, converters, chunker and search modes.
+#include "quarry/engine.h"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+#include "catalog/catalog.h"
+#include "catalog/writer_lock.h"
+#include "core/filter.h"
+#include "core/kb_config.h"
+#include "core/util.h"
+#include "lifecycle/ingest.h"
+#include "lifecycle/layout.h"
+#include "lifecycle/walk.h"
+#include "search/grep.h"
+#include "search/keyword.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace quarry {
+namespace {
+
+std::string default_actor() {
+  if (const char* u = std::getenv("USER"); u && *u) return u;
+  if (const passwd* pw = getpwuid(getuid())) return pw->pw_name;
+  return "unknown";
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+KbConfig parse_config(const std::string& text) {
+  json j = text.empty() ? json::object() : json::parse(text, nullptr, false);
+  if (j.is_discarded())
+    throw Error(Code::invalid_argument, "config is not valid JSON", {{"field", "config"}});
+  return core::kb_config_from_json(j);
+}
+
+class EngineImpl final : public Engine {
+ public:
+  explicit EngineImpl(const EngineOptions& o) : opts_(o) {
+    if (opts_.data_dir.empty())
+      throw Error(Code::invalid_argument, "data directory is empty", {{"field", "data_dir"}});
+    if (opts_.actor.empty()) opts_.actor = default_actor();
+    std::error_code ec;
+    fs::create_directories(opts_.data_dir, ec);
+    if (ec)
+      throw Error(Code::io_error, "cannot create data directory " + opts_.data_dir + ": " + ec.message());
+    layout_.data_dir = fs::canonical(opts_.data_dir).string();
+    cat_ = catalog::Catalog::open(layout_.catalog_path());
+    tokenizer_ = chunk::make_approx_tokenizer();
+    if (lifecycle::has_staged_files(layout_)) {
+      catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
+      lifecycle::recover_staged_files(layout_, *cat_);
+    }
+  }
+
+  const std::string& data_dir() const override { return layout_.data_dir; }
+
+  // --- knowledge bases -------------------------------------------------------------------
+
+  KbInfo create_kb(const std::string& name, const std::string& config_json) override {
+    core::validate_kb_name(name);
+    KbConfig config = parse_config(config_json);
+    catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
+    std::error_code ec;
+    if (!cat_->find_kb(name)) fs::remove_all(layout_.kb_dir(name), ec);  // orphan of a crash
+    cat_->create_kb(name, core::kb_config_to_json(config).dump(), audit("kb.create", name, name));
+    fs::create_directories(layout_.docs_dir(name), ec);
+    fs::create_directories(layout_.raw_dir(name), ec);
+    return describe_kb(name);
+  }
+
+  std::vector<KbInfo> list_kbs() override {
+    std::vector<KbInfo> out;
+    for (const auto& kb : cat_->list_kbs()) out.push_back(info(kb));
+    return out;
+  }
+
+  KbInfo describe_kb(const std::string& name) override { return info(cat_->get_kb(name)); }
+
+  KbInfo set_kb(const std::string& name,
+                const std::vector<std::pair<std::string, std::string>>& settings) override {
+    if (settings.empty())
+      throw Error(Code::invalid_argument, "nothing to set: pass key=value pairs", {{"field", "settings"}});
+    catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
+    auto row = cat_->get_kb(name);
+    KbConfig before = core::kb_config_from_json(json::parse(row.config_json));
+    KbConfig after = before;
+    for (const auto& [k, v] : settings) after = core::kb_config_set(after, k, v);
+    if (after.subjects.keys != before.subjects.keys && cat_->kb_stats(name).documents > 0)
+      throw Error(Code::conflict,
+                  "subject keys cannot change while the knowledge base has documents; create a new "
+                  "knowledge base and re-ingest",
+                  {{"field", "subjects.keys"}});
+    json changes = json::object();
+    for (const auto& [k, v] : settings) changes[k] = v;
+    auto a = audit("kb.set", name, name);
+    a.details_json = changes.dump();
+    cat_->update_kb_config(name, core::kb_config_to_json(after).dump(), a);
+    const auto& b = before.chunking;
+    const auto& c = after.chunking;
+    if (b.profile != c.profile || b.effective_max_tokens() != c.effective_max_tokens() ||
+        b.effective_overlap_tokens() != c.effective_overlap_tokens())
+      rechunk_all(name, after);
+    return describe_kb(name);
+  }
+
+  void delete_kb(const std::string& name) override {
+    catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
+    cat_->delete_kb(name, audit("kb.delete", name, name));
+    std::error_code ec;
+    fs::remove_all(layout_.kb_dir(name), ec);
+  }
+
+  // --- ingestion -------------------------------------------------------------------------
+
+  IngestReport ingest_path(const std::string& kb, const std::string& path,
+                           const IngestOptions& opts) override {
+    auto t0 = std::chrono::steady_clock::now();
+    KbConfig config = kb_config(kb);
+    std::error_code ec;
+    if (!fs::exists(path, ec))
+      throw Error(Code::not_found, "no such file or directory: " + path, {{"path", path}});
+    std::vector<lifecycle::WalkEntry> entries;
+    if (fs::is_directory(path, ec)) {
+      entries = lifecycle::walk_directory(path, opts.include, opts.exclude);
+    } else {
+      entries.push_back({path, fs::path(path).filename().string(), "", ""});
+    }
+    IngestReport report;
+    std::int64_t batch_chunks = 0;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const auto& e = entries[i];
+      if (opts.progress) opts.progress(IngestProgress{i, entries.size(), e.relative});
+      IngestItem item = ingest_entry(kb, config, e, opts, &batch_chunks, &report.bytes);
+      tally(report, item);
+      report.items.push_back(std::move(item));
+    }
+    if (opts.progress) opts.progress(IngestProgress{entries.size(), entries.size(), ""});
+    report.took_ms = ms_since(t0);
+    return report;
+  }
+
+  IngestItem ingest_bytes(const std::string& kb, const std::string& filename, const std::string& bytes,
+                          const IngestOptions& opts) override {
+    if (filename.empty() || filename.find('\0') != std::string::npos)
+      throw Error(Code::invalid_argument, "a document needs a file name", {{"field", "filename"}});
+    KbConfig config = kb_config(kb);
+    catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
+    return lifecycle::ingest_document(ctx(), config, kb, filename, bytes, opts, nullptr);
+  }
+
+  // --- documents ---------------------------------------------------------------------------
+
+  DocumentPage list_documents(const std::string& kb, const std::string& cursor, int limit,
+                              const std::string& filter_json) override {
+    if (limit < 1 || limit > 10000)
+      throw Error(Code::invalid_argument, "limit must be between 1 and 10000", {{"field", "limit"}});
+    auto rows = cat_->list_documents(kb, cursor, limit + 1, core::parse_filter_text(filter_json));
+    DocumentPage page;
+    for (std::size_t i = 0; i < rows.size() && static_cast<int>(i) < limit; ++i)
+      page.documents.push_back(search::to_document(rows[i], layout_.data_dir));
+    if (static_cast<int>(rows.size()) > limit) page.next_cursor = page.documents.back().id;
+    return page;
+  }
+
+  Document get_document(const std::string& kb, const std::string& id) override {
+    return search::to_document(doc_row(kb, id), layout_.data_dir);
+  }
+
+  std::string read_markdown(const std::string& kb, const std::string& id) override {
+    auto row = doc_row(kb, id);
+    std::string file = lifecycle::read_whole_file(layout_.markdown_path(kb, id));
+    return file.substr(std::min<std::size_t>(static_cast<std::size_t>(row.body_offset), file.size()));
+  }
+
+  Document edit_document(const std::string& kb, const std::string& id, const std::string& markdown) override {
+    KbConfig config = kb_config(kb);
+    catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
+    auto row = doc_row(kb, id);
+    std::string body = convert::clean_markdown(markdown);
+    auto out = lifecycle::rewrite_document(ctx(), config, row, body, nullptr, "document.edit");
+    return search::to_document(out, layout_.data_dir);
+  }
+
+  Document reconvert_document(const std::string& kb, const std::string& id) override {
+    KbConfig config = kb_config(kb);
+    catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
+    auto row = doc_row(kb, id);
+    std::string raw = lifecycle::read_whole_file(layout_.raw_path(kb, id, row.raw_ext));
+    auto conv = convert::Registry::builtin().convert({raw, row.filename, row.raw_ext});
+    row.converter = conv.converter;
+    if (!conv.title.empty()) row.title = conv.title;
+    auto out = lifecycle::rewrite_document(ctx(), config, row, conv.markdown, nullptr, "document.reconvert");
+    return search::to_document(out, layout_.data_dir);
+  }
+
+  void delete_document(const std::string& kb, const std::string& id) override {
+    catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
+    auto row = doc_row(kb, id);
+    cat_->delete_document(kb, id, audit("document.delete", kb, id));
+    lifecycle::remove_file_quietly(layout_.markdown_path(kb, id));
+    lifecycle::remove_file_quietly(layout_.raw_path(kb, id, row.raw_ext));
+  }
+
+  std::vector<std::string> delete_where(const std::string& kb, const std::string& filter_json) override {
+    core::Filter f = core::parse_filter_text(filter_json);
+    catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
+    std::unordered_map<std::string, std::string> ext;
+    for (const auto& d : cat_->list_documents(kb, "", 1 << 30, f)) ext[d.id] = d.raw_ext;
+    auto ids = cat_->delete_where(kb, f, audit("document.delete_where", kb, filter_json));
+    for (const auto& id : ids) {
+      lifecycle::remove_file_quietly(layout_.markdown_path(kb, id));
+      lifecycle::remove_file_quietly(layout_.raw_path(kb, id, ext[id]));
+    }
+    return ids;
+  }
+
+  // --- retrieval ---------------------------------------------------------------------------
+
+  SearchResponse search(const SearchRequest& r) override;
+  GrepResponse grep(const GrepRequest& r) override;
+
+ private:
+  lifecycle::WriteContext ctx() {
+    return lifecycle::WriteContext{layout_, *cat_, convert::Registry::builtin(), *tokenizer_,
+                                   audit("", "", "")};
+  }
+
+  catalog::AuditEntry audit(const std::string& action, const std::string& kb, const std::string& target) const {
+    catalog::AuditEntry a;
+    a.actor = opts_.actor;
+    a.surface = opts_.surface;
+    a.action = action;
+    a.kb = kb;
+    a.target = target;
+    return a;
+  }
+
+  KbConfig kb_config(const std::string& kb) const {
+    return core::kb_config_from_json(json::parse(cat_->get_kb(kb).config_json));
+  }
+
+  catalog::DocumentRow doc_row(const std::string& kb, const std::string& id) const {
+    cat_->get_kb(kb);
+    auto row = cat_->find_document(kb, id);
+    if (!row)
+      throw Error(Code::not_found, "document " + id + " not found in knowledge base '" + kb + "'",
+                  {{"doc_id", id}, {"kb", kb}});
+    return *row;
+  }
+
+  IndexStatus scope_status(std::int64_t documents) const {
+    IndexStatus s;
+    s.keyword = documents > 0 ? "ready" : "not_built";
+    s.vector = "not_built";
+    return s;
+  }
+
+  KbInfo info(const catalog::KbRow& kb) const {
+    KbInfo i;
+    i.name = kb.name;
+    i.config = core::kb_config_from_json(json::parse(kb.config_json));
+    i.config_json = kb.config_json;
+    auto st = cat_->kb_stats(kb.name);
+    i.documents = st.documents;
+    i.chunks = st.chunks;
+    i.markdown_bytes = st.markdown_bytes;
+    i.source_bytes = st.source_bytes;
+    i.created_at = core::iso8601_utc(kb.created_at);
+    i.updated_at = core::iso8601_utc(kb.updated_at);
+    i.index_status = scope_status(st.documents);
+    return i;
+  }
+
+  static void tally(IngestReport& r, const IngestItem& item) {
+    if (item.status == "added") ++r.added;
+    else if (item.status == "updated") ++r.updated;
+    else if (item.status == "unchanged") ++r.unchanged;
+    else ++r.failed;
+  }
+
+  IngestItem ingest_entry(const std::string& kb, const KbConfig& config, const lifecycle::WalkEntry& e,
+                          const IngestOptions& opts, std::int64_t* batch_chunks, std::int64_t* bytes_total) {
+    IngestItem failed;
+    failed.path = e.relative;
+    failed.status = "failed";
+    if (!e.error_code.empty()) {
+      failed.code = e.error_code;
+      failed.message = e.error_message;
+      return failed;
+    }
+    try {
+      std::error_code ec;
+      auto size = fs::file_size(e.absolute, ec);
+      if (!ec && static_cast<std::int64_t>(size) > config.limits.max_upload_bytes)
+        throw Error(Code::payload_too_large,
+                    e.relative + " is " + std::to_string(size) + " bytes; the limit is " +
+                        std::to_string(config.limits.max_upload_bytes) + " (limits.max_upload_bytes)");
+      std::string bytes = lifecycle::read_whole_file(e.absolute);
+      *bytes_total += static_cast<std::int64_t>(bytes.size());
+      catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
+      IngestItem item = lifecycle::ingest_document(ctx(), config, kb, e.relative, bytes, opts, batch_chunks);
+      item.path = e.relative;
+      return item;
+    } catch (const Error& err) {
+      failed.code = code_name(err.code());
+      failed.message = err.message();
+    } catch (const std::exception& ex) {
+      failed.code = "internal";
+      failed.message = ex.what();
+    }
+    return failed;
+  }
+
+  void rechunk_all(const std::string& kb, const KbConfig& config) {
+    std::string cursor;
+    while (true) {
+      auto rows = cat_->list_documents(kb, cursor, 500);
+      if (rows.empty()) break;
+      for (const auto& row : rows) {
+        std::string file = lifecycle::read_whole_file(layout_.markdown_path(kb, row.id));
+        std::string body = file.substr(std::min<std::size_t>(static_cast<std::size_t>(row.body_offset), file.size()));
+        lifecycle::rewrite_document(ctx(), config, row, body, nullptr, "document.rechunk");
+      }
+      cursor = rows.back().id;
+    }
+  }
+
+  EngineOptions opts_;
+  lifecycle::Layout layout_;
+  std::unique_ptr<catalog::Catalog> cat_;
+  std::unique_ptr<chunk::Tokenizer> tokenizer_;
+};
+
+bool mode_enabled(const KbConfig& c, const std::string& mode) {
+  return std::find(c.modes.begin(), c.modes.end(), mode) != c.modes.end();
+}
+
+SearchResponse EngineImpl::search(const SearchRequest& r) {
+  auto t0 = std::chrono::steady_clock::now();
+  KbConfig config = kb_config(r.kb);
+  core::Filter filter = core::parse_filter_text(r.filter_json);
+  SearchResponse resp;
+  resp.kb = r.kb;
+  std::string mode = r.mode.empty() ? "auto" : r.mode;
+  if (mode == "vector")
+    throw Error(Code::mode_unavailable,
+                "knowledge base '" + r.kb + "' has no embedding provider, so vector search is "
+                "unavailable; use --mode keyword or grep",
+                {{"mode", "vector"}, {"reason", "no_embedder"}});
+  if (mode == "hybrid" || mode == "auto") {
+    resp.degraded.push_back("no_embedder: no embedding provider is configured; answered by keyword");
+    mode = "keyword";
+  }
+  if (mode == "grep") {
+    GrepRequest g;
+    g.kb = r.kb;
+    g.pattern = r.query;
+    g.max_matches = static_cast<std::size_t>(std::max(1, r.top_k));
+    g.filter_json = r.filter_json;
+    GrepResponse gr = grep(g);
+    for (auto& m : gr.matches) {
+      Hit h;
+      h.kb = m.kb;
+      h.doc_id = m.doc_id;
+      h.filename = m.filename;
+      h.snippet = m.text;
+      h.score = 1;
+      h.raw_score = 1;
+      h.metric = "grep";
+      h.subject = m.subject;
+      resp.hits.push_back(std::move(h));
+    }
+  } else if (mode == "keyword") {
+    if (!mode_enabled(config, "keyword"))
+      throw Error(Code::mode_unavailable, "keyword search is disabled for knowledge base '" + r.kb +
+                                              "' (see `quarry kb set " + r.kb + " modes=...`)",
+                  {{"mode", "keyword"}});
+    resp.hits = search::keyword_search(*cat_, r.kb, r.query, filter, r.top_k, r.min_score, r.advanced);
+  } else {
+    throw Error(Code::invalid_argument, "unknown mode '" + mode + "' (keyword, grep, vector, hybrid, auto)",
+                {{"field", "mode"}});
+  }
+  resp.mode = mode;
+  resp.index_status = scope_status(filter.empty() ? cat_->kb_stats(r.kb).documents
+                                                  : cat_->count_documents_matching(r.kb, filter));
+  resp.took_ms = ms_since(t0);
+  return resp;
+}
+
+GrepResponse EngineImpl::grep(const GrepRequest& r) {
+  auto t0 = std::chrono::steady_clock::now();
+  KbConfig config = kb_config(r.kb);
+  if (!mode_enabled(config, "grep"))
+    throw Error(Code::mode_unavailable, "grep is disabled for knowledge base '" + r.kb + "'", {{"mode", "grep"}});
+  core::Filter filter = core::parse_filter_text(r.filter_json);
+  std::vector<search::GrepFile> files;
+  std::unordered_map<std::string, std::optional<Subject>> subjects;
+  for (std::string cursor;;) {
+    auto rows = cat_->list_documents(r.kb, cursor, 5000, filter);
+    for (const auto& d : rows) {
+      files.push_back({d.id, d.filename, layout_.markdown_path(r.kb, d.id)});
+      if (d.subject_key && d.subject_value) subjects[d.id] = Subject{*d.subject_key, *d.subject_value};
+    }
+    if (rows.size() < 5000) break;
+    cursor = rows.back().id;
+  }
+  search::GrepOptions o;
+  o.pattern = r.pattern;
+  o.literal = r.literal;
+  o.ignore_case = r.ignore_case;
+  o.before_context = r.before_context;
+  o.after_context = r.after_context;
+  o.max_matches = r.max_matches;
+  auto res = search::grep_files(files, o);
+  GrepResponse out;
+  out.kb = r.kb;
+  out.truncated = res.truncated;
+  out.files_searched = res.files_searched;
+  out.files_matched = res.files_matched;
+  for (auto& m : res.matches) {
+    GrepHit h;
+    h.kb = r.kb;
+    h.doc_id = std::move(m.doc_id);
+    h.filename = std::move(m.filename);
+    h.line = m.line;
+    h.text = std::move(m.text);
+    h.ranges = std::move(m.ranges);
+    for (auto& l : m.before) h.before.push_back({l.line, std::move(l.text)});
+    for (auto& l : m.after) h.after.push_back({l.line, std::move(l.text)});
+    auto it = subjects.find(h.doc_id);
+    if (it != subjects.end()) h.subject = it->second;
+    out.matches.push_back(std::move(h));
+  }
+  out.took_ms = ms_since(t0);
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<Engine> Engine::open(const EngineOptions& options) {
+  return std::make_unique<EngineImpl>(options);
+}
+
+}  // namespace quarry

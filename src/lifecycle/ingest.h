@@ -1,0 +1,41 @@
+// The ingest pipeline (SPEC §2, §7): bytes -> converter -> Markdown -> chunker -> catalog.
+// Synchronous up to keyword indexing; one catalog transaction per document.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "chunk/chunker.h"
+#include "convert/converter.h"
+#include "lifecycle/layout.h"
+#include "quarry/engine.h"
+
+namespace quarry::lifecycle {
+
+struct WriteContext {
+  const Layout& layout;
+  catalog::Catalog& catalog;
+  const convert::Registry& converters;
+  const chunk::Tokenizer& tokenizer;
+  catalog::AuditEntry audit;  // actor + surface; action/target filled per write
+};
+
+// Validates and merges metadata JSON; applies the KB's subject rule (SPEC §1). Returns the
+// canonical metadata text and sets subject key/value on `row`.
+std::string prepare_metadata(const KbConfig& config, const std::string& metadata_json,
+                             catalog::DocumentRow& row);
+
+// Ingests one upload under the identity rules of §2.4. Throws quarry::Error on failure.
+// `batch_chunks` accumulates chunks across a call for the per-call limit.
+IngestItem ingest_document(const WriteContext& ctx, const KbConfig& config, const std::string& kb,
+                           const std::string& filename, const std::string& bytes,
+                           const IngestOptions& opts, std::int64_t* batch_chunks);
+
+// Re-chunks and rewrites an existing document from a new Markdown body (edit) or a fresh
+// conversion (reconvert); `raw` is non-null only when the raw file changes too.
+catalog::DocumentRow rewrite_document(const WriteContext& ctx, const KbConfig& config,
+                                      catalog::DocumentRow row, const std::string& markdown_body,
+                                      const std::string* raw, const std::string& action);
+
+}  // namespace quarry::lifecycle

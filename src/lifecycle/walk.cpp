@@ -1,0 +1,69 @@
+#include "lifecycle/walk.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "lifecycle/glob.h"
+#include "quarry/error.h"
+
+namespace fs = std::filesystem;
+
+namespace quarry::lifecycle {
+namespace {
+
+bool inside(const fs::path& root, const fs::path& p) {
+  auto r = root.begin(), q = p.begin();
+  for (; r != root.end(); ++r, ++q)
+    if (q == p.end() || *r != *q) return false;
+  return true;
+}
+
+bool selected(const std::string& rel, const std::vector<std::string>& include,
+              const std::vector<std::string>& exclude) {
+  for (const auto& g : exclude)
+    if (glob_match(g, rel)) return false;
+  if (include.empty()) return true;
+  for (const auto& g : include)
+    if (glob_match(g, rel)) return true;
+  return false;
+}
+
+}  // namespace
+
+std::vector<WalkEntry> walk_directory(const std::string& root_arg, const std::vector<std::string>& include,
+                                      const std::vector<std::string>& exclude) {
+  std::error_code ec;
+  const fs::path root = fs::canonical(root_arg, ec);
+  if (ec || !fs::is_directory(root))
+    throw Error(Code::not_found, "not a directory: " + root_arg, {{"path", root_arg}});
+  std::vector<WalkEntry> out;
+  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
+  for (; it != end; it.increment(ec)) {
+    if (ec) break;
+    const fs::path& p = it->path();
+    const std::string name = p.filename().string();
+    if (!name.empty() && name[0] == '.') {
+      if (it->is_directory(ec) && !it->is_symlink(ec)) it.disable_recursion_pending();
+      continue;
+    }
+    std::string rel = fs::relative(p, root, ec).generic_string();
+    if (it->is_symlink(ec)) {
+      fs::path target = fs::canonical(p, ec);
+      if (ec || !inside(root, target)) {
+        if (selected(rel, include, exclude))
+          out.push_back({p.string(), rel, "forbidden",
+                         "symbolic link points outside the ingested directory; not followed"});
+        ec.clear();
+        continue;
+      }
+      if (fs::is_directory(target, ec)) continue;  // never descend through links (no cycles)
+    }
+    if (!fs::is_regular_file(p, ec)) continue;
+    if (!selected(rel, include, exclude)) continue;
+    out.push_back({p.string(), rel, "", ""});
+  }
+  std::sort(out.begin(), out.end(), [](const WalkEntry& a, const WalkEntry& b) { return a.relative < b.relative; });
+  return out;
+}
+
+}  // namespace quarry::lifecycle

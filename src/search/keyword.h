@@ -1,0 +1,35 @@
+// Keyword mode (SPEC §4): user text -> a safe FTS5 expression -> BM25F over one KB's chunks.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "quarry/types.h"
+
+namespace quarry::search {
+
+// Turns free text into an FTS5 MATCH expression that can never be a syntax error: words are
+// extracted, lower-cased, stopwords dropped (unless nothing else is left), duplicates removed,
+// each quoted as an FTS5 string and OR-ed. Returns "" when the text has no words.
+std::string safe_match_expression(const std::string& text);
+
+// The words safe_match_expression would search for (for tests and explanations).
+std::vector<std::string> query_terms(const std::string& text);
+
+bool is_stopword(const std::string& lowercase_word);
+
+struct KeywordParams {
+  catalog::Bm25Params bm25;
+  bool collapse_windows = true;  // keep only the best window of an oversize section
+};
+
+// Runs keyword search; hits carry score = raw / theoretical max in [0, 1], metric "bm25".
+std::vector<Hit> keyword_search(const catalog::Catalog& cat, const std::string& kb,
+                                 const std::string& query, const core::Filter& filter, int top_k,
+                                 double min_score, bool advanced, const KeywordParams& params = {});
+
+// Converts a catalog document row to the public type (shared with grep and the engine).
+Document to_document(const catalog::DocumentRow& row, const std::string& data_dir = "");
+
+}  // namespace quarry::search
