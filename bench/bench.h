@@ -1,0 +1,40 @@
+// quarry-bench: shared argument parsing and statistics for the benchmark programs.
+#pragma once
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace quarry::bench {
+
+// --key value / --flag arguments after the sub-command name.
+struct Args {
+  std::map<std::string, std::string> kv;
+  std::string get(const std::string& k) const {
+    auto it = kv.find(k);
+    if (it == kv.end()) throw std::runtime_error("missing --" + k);
+    return it->second;
+  }
+  std::string get(const std::string& k, const std::string& def) const {
+    auto it = kv.find(k);
+    return it == kv.end() ? def : it->second;
+  }
+  double num(const std::string& k, double def) const {
+    auto it = kv.find(k);
+    return it == kv.end() ? def : std::stod(it->second);
+  }
+};
+
+inline double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  auto i = static_cast<std::size_t>(p / 100.0 * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
+}
+
+int run_eval(const Args& args);
+int run_perf(const Args& args);
+
+}  // namespace quarry::bench

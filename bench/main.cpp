@@ -1,0 +1,31 @@
+// quarry-bench eval --dataset DIR [--split train] [--profile prose|none] [--k1 --b --w-title --w-headings]
+// quarry-bench perf --dataset DIR [--docs-dir DIR]
+#include <cstring>
+#include <iostream>
+
+#include "bench.h"
+
+int main(int argc, char** argv) {
+  using namespace quarry::bench;
+  if (argc < 2) {
+    std::cerr << "usage: quarry-bench eval|perf --dataset DIR [options]\n";
+    return 2;
+  }
+  Args args;
+  for (int i = 2; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--", 2) != 0) continue;
+    std::string k = argv[i] + 2;
+    if (i + 1 < argc && std::strncmp(argv[i + 1], "--", 2) != 0) args.kv[k] = argv[++i];
+    else args.kv[k] = "1";
+  }
+  try {
+    std::string cmd = argv[1];
+    if (cmd == "eval") return run_eval(args);
+    if (cmd == "perf") return run_perf(args);
+    std::cerr << "unknown sub-command " << cmd << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+}
