@@ -56,6 +56,11 @@ class Registry {
 // Cleaning (§2.2): '\r\n'/'\r' -> '\n', control characters dropped (tab kept), trailing
 // whitespace trimmed, runs of blank lines collapsed, heading levels repaired (no jumps of more
 // than one level), invalid UTF-8 replaced with U+FFFD.
+// Details: C1 controls and U+FEFF are dropped too; a run of blank lines becomes one blank line
+// and leading/trailing blank lines go, except inside fenced code, whose lines are kept as written
+// (trailing whitespace aside) and never read as headings; a heading more than one level below
+// the previous heading is raised to one below it, the first heading keeps its level. Returns ""
+// when nothing but whitespace is left, otherwise text ending in exactly one '\n'. Idempotent.
 std::string clean_markdown(std::string_view md);
 
 // Front-matter block written at the top of kb/<name>/docs/<id>.md.
@@ -69,7 +74,11 @@ struct FrontMatter {
 };
 std::string render_front_matter(const FrontMatter& fm);
 // Splits a stored file into its front matter and the Markdown body. `body_offset` is the byte
-// offset of the body in `file`; a file without front matter has body_offset 0.
+// offset of the body in `file` (the byte after the blank line that follows the closing "---");
+// a file without front matter has body_offset 0. render_front_matter writes every value as a
+// YAML double-quoted scalar with escapes, so parse(render(fm)) == fm for any value that is valid
+// UTF-8 (invalid bytes are written as U+FFFD). Unknown keys are ignored; plain and single-quoted
+// values (hand edits) are read too.
 struct ParsedFile {
   FrontMatter front;
   std::size_t body_offset = 0;
