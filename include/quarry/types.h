@@ -16,6 +16,11 @@ struct Subject {
   std::string value;
 };
 
+struct IndexStatus {
+  std::string keyword = "not_built";  // not_built | building | ready | stale | failed
+  std::string vector = "not_built";
+};
+
 struct Document {
   std::string id;  // ULID
   std::string kb;
@@ -34,11 +39,7 @@ struct Document {
   std::string updated_at;
   std::string markdown_path;  // kb/<name>/docs/<id>.md
   std::string raw_path;       // kb/<name>/raw/<id>.<ext>
-};
-
-struct IndexStatus {
-  std::string keyword = "not_built";  // not_built | building | ready | stale | failed
-  std::string vector = "not_built";
+  IndexStatus index_status;   // keyword is indexed in the same transaction as the document
 };
 
 struct KbInfo {

@@ -83,6 +83,7 @@ struct Bm25Params {
   double w_title = 2.0;
   double w_headings = 1.0;
   double w_body = 1.0;
+  bool robertson_idf = false;  // log((N-n+.5)/(n+.5)) floored, instead of Lucene's log(1+...)
 };
 
 struct KeywordQuery {
@@ -90,16 +91,15 @@ struct KeywordQuery {
   core::Filter filter;       // metadata filter pushed into SQL
   int limit = 10;
   Bm25Params params;
-  bool snippets = true;
 };
 
 struct KeywordRow {
   std::int64_t rowid = 0;
   double raw_score = 0;  // BM25F, higher is better
   double max_score = 0;  // the query's theoretical maximum (for normalisation)
-  DocumentRow doc;       // metadata etc. of the owning document
-  ChunkRow chunk;        // text left empty
-  std::string snippet;
+  bool loaded = false;   // doc and chunk filled by load_keyword_rows()
+  DocumentRow doc;       // the owning document
+  ChunkRow chunk;        // with its text
 };
 
 class Catalog {
@@ -137,9 +137,13 @@ class Catalog {
   // Subject keys already used by documents of `kb` (for validating config changes).
   std::int64_t count_documents_matching(const std::string& kb, const core::Filter& filter) const;
 
-  // Keyword search over one KB's FTS5 index. Throws invalid_argument for a malformed MATCH
+  // Keyword search over one KB's FTS5 index: ranked rowids and scores only (cheap); fetch the
+  // rows a caller keeps with load_keyword_rows(). Throws invalid_argument for a malformed MATCH
   // expression (only reachable through the opt-in advanced syntax).
   std::vector<KeywordRow> keyword_search(const std::string& kb, const KeywordQuery& q) const;
+  void load_keyword_rows(KeywordRow* begin, KeywordRow* end) const;
+  // Highlighted snippets of `texts` for the words of `query` (stemmed as the index stems them).
+  std::vector<std::string> snippets(const std::string& query, const std::vector<const std::string*>& texts) const;
 
   std::vector<AuditRow> list_audit(int limit, const std::string& kb = "") const;
 

@@ -40,7 +40,7 @@ int count_row(const Fts5ExtensionApi*, Fts5Context*, void* user) {
 void free_stats(void* p) { delete static_cast<QueryStats*>(p); }
 
 // Computed once per query and cached on the FTS5 cursor.
-QueryStats* query_stats(const Fts5ExtensionApi* api, Fts5Context* ctx, int* rc) {
+QueryStats* query_stats(const Fts5ExtensionApi* api, Fts5Context* ctx, bool robertson, int* rc) {
   auto* s = static_cast<QueryStats*>(api->xGetAuxdata(ctx, 0));
   if (s) return s;
   auto stats = std::make_unique<QueryStats>();
@@ -61,7 +61,11 @@ QueryStats* query_stats(const Fts5ExtensionApi* api, Fts5Context* ctx, int* rc) 
     *rc = api->xQueryPhrase(ctx, p, &hits, count_row);
     if (*rc != SQLITE_OK) return nullptr;
     double n = static_cast<double>(hits);
-    stats->idf[static_cast<std::size_t>(p)] = std::log(1.0 + (stats->rows - n + 0.5) / (n + 0.5));
+    // Robertson-Sparck Jones IDF (floored: a term in over half the rows adds almost nothing)
+    // or Lucene's always-positive variant.
+    stats->idf[static_cast<std::size_t>(p)] =
+        robertson ? std::max(1e-6, std::log((stats->rows - n + 0.5) / (n + 0.5)))
+                  : std::log(1.0 + (stats->rows - n + 0.5) / (n + 0.5));
     stats->idf_sum += stats->idf[static_cast<std::size_t>(p)];
   }
   s = stats.release();
@@ -77,9 +81,10 @@ void bm25f(const Fts5ExtensionApi* api, Fts5Context* ctx, sqlite3_context* out, 
   for (int c = 0; c < kColumns; ++c)
     if (argc > 2 + c) w[c] = sqlite3_value_double(argv[2 + c]);
   bool want_max = argc > 5 && sqlite3_value_int(argv[5]) != 0;
+  bool robertson = argc > 6 && sqlite3_value_int(argv[6]) != 0;
 
   int rc = SQLITE_OK;
-  QueryStats* s = query_stats(api, ctx, &rc);
+  QueryStats* s = query_stats(api, ctx, robertson, &rc);
   if (!s) {
     sqlite3_result_error_code(out, rc);
     return;

@@ -6,6 +6,7 @@
 #include "catalog/catalog.h"
 #include "catalog/filter_sql.h"
 #include "catalog/schema.h"
+#include "catalog/snippet.h"
 #include "catalog/sqlite.h"
 #include "quarry/error.h"
 
@@ -27,7 +28,8 @@ std::vector<KeywordRow> Catalog::keyword_search(const std::string& kb, const Key
   SqlFilter f = compile_filter(q.filter, "d.metadata");
   const bool filtered = !q.filter.empty();
   std::string rank = "quarry_bm25(" + fts + ", ?, ?, ?, ?, ?, ";
-  std::string sql = "SELECT " + fts + ".rowid, " + rank + "0) AS s, " + rank + "1) FROM " + fts +
+  const std::string idf = q.params.robertson_idf ? ", 1)" : ", 0)";
+  std::string sql = "SELECT " + fts + ".rowid, " + rank + "0" + idf + " AS s, " + rank + "1" + idf + " FROM " + fts +
                     (filtered ? " JOIN chunks c ON c.id = " + fts +
                                     ".rowid JOIN documents d ON d.id = c.doc_id"
                               : "") +
@@ -57,49 +59,59 @@ std::vector<KeywordRow> Catalog::keyword_search(const std::string& kb, const Key
                   {{"field", "query"}});
     throw;
   }
-  if (rows.empty()) return rows;
+  return rows;
+}
 
+void Catalog::load_keyword_rows(KeywordRow* begin, KeywordRow* end) const {
   Stmt detail(db_,
               "SELECT c.chunk_index, c.chunk_id, c.parent_chunk, c.heading_path, c.offset, c.length,"
-              " c.token_count, d.id, k.name, d.filename, d.title, d.source_sha256, d.content_sha256,"
-              " d.metadata, d.subject_key, d.subject_value, d.converter, d.raw_ext, d.source_bytes,"
-              " d.markdown_bytes, d.body_offset, d.chunk_count, d.created_at, d.updated_at," +
-                  (q.snippets ? "snippet(" + fts + ", 2, '**', '**', '…', 24)" : std::string("''")) +
-                  " FROM " + fts + " JOIN chunks c ON c.id = " + fts +
-                  ".rowid JOIN documents d ON d.id = c.doc_id JOIN kbs k ON k.id = d.kb_id"
-                  " WHERE " + fts + " MATCH ? AND " + fts + ".rowid = ?");
-  for (auto& r : rows) {
+              " c.token_count, c.body, d.id, k.name, d.filename, d.title, d.source_sha256,"
+              " d.content_sha256, d.metadata, d.subject_key, d.subject_value, d.converter, d.raw_ext,"
+              " d.source_bytes, d.markdown_bytes, d.body_offset, d.chunk_count, d.created_at,"
+              " d.updated_at FROM chunks c JOIN documents d ON d.id = c.doc_id"
+              " JOIN kbs k ON k.id = d.kb_id WHERE c.id = ?");
+  for (KeywordRow* r = begin; r != end; ++r) {
+    if (r->loaded) continue;
     detail.reset();
-    detail.bind(1, q.match).bind(2, r.rowid);
+    detail.bind(1, r->rowid);
     if (!detail.step()) continue;
-    r.chunk.index = static_cast<int>(detail.i64(0));
-    r.chunk.chunk_id = detail.str(1);
-    r.chunk.parent_chunk = detail.opt_str(2);
-    r.chunk.heading_path = nlohmann::json::parse(detail.str(3)).get<std::vector<std::string>>();
-    r.chunk.offset = detail.i64(4);
-    r.chunk.length = detail.i64(5);
-    r.chunk.token_count = static_cast<int>(detail.i64(6));
-    DocumentRow& d = r.doc;
-    d.id = detail.str(7);
-    d.kb = detail.str(8);
-    d.filename = detail.str(9);
-    d.title = detail.str(10);
-    d.source_sha256 = detail.str(11);
-    d.content_sha256 = detail.str(12);
-    d.metadata_json = detail.str(13);
-    d.subject_key = detail.opt_str(14);
-    d.subject_value = detail.opt_str(15);
-    d.converter = detail.str(16);
-    d.raw_ext = detail.str(17);
-    d.source_bytes = detail.i64(18);
-    d.markdown_bytes = detail.i64(19);
-    d.body_offset = detail.i64(20);
-    d.chunk_count = detail.i64(21);
-    d.created_at = detail.i64(22);
-    d.updated_at = detail.i64(23);
-    r.snippet = detail.str(24);
+    r->loaded = true;
+    r->chunk.index = static_cast<int>(detail.i64(0));
+    r->chunk.chunk_id = detail.str(1);
+    r->chunk.parent_chunk = detail.opt_str(2);
+    r->chunk.heading_path = nlohmann::json::parse(detail.str(3)).get<std::vector<std::string>>();
+    r->chunk.offset = detail.i64(4);
+    r->chunk.length = detail.i64(5);
+    r->chunk.token_count = static_cast<int>(detail.i64(6));
+    r->chunk.text = detail.str(7);
+    DocumentRow& d = r->doc;
+    d.id = detail.str(8);
+    d.kb = detail.str(9);
+    d.filename = detail.str(10);
+    d.title = detail.str(11);
+    d.source_sha256 = detail.str(12);
+    d.content_sha256 = detail.str(13);
+    d.metadata_json = detail.str(14);
+    d.subject_key = detail.opt_str(15);
+    d.subject_value = detail.opt_str(16);
+    d.converter = detail.str(17);
+    d.raw_ext = detail.str(18);
+    d.source_bytes = detail.i64(19);
+    d.markdown_bytes = detail.i64(20);
+    d.body_offset = detail.i64(21);
+    d.chunk_count = detail.i64(22);
+    d.created_at = detail.i64(23);
+    d.updated_at = detail.i64(24);
   }
-  return rows;
+}
+
+std::vector<std::string> Catalog::snippets(const std::string& query,
+                                           const std::vector<const std::string*>& texts) const {
+  Snippeter s(db_, query);
+  std::vector<std::string> out;
+  out.reserve(texts.size());
+  for (const auto* t : texts) out.push_back(s.make(*t));
+  return out;
 }
 
 }  // namespace quarry::catalog

@@ -47,7 +47,6 @@ void add_docs_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
     Document d = engine->get_document(ga->kb, ga->id);
     if (g.json) {
       json j = to_json(d);
-      j["index_status"] = {{"keyword", "ready"}, {"vector", "not_built"}};
       if (!ga->meta_only) j["markdown"] = engine->read_markdown(ga->kb, ga->id);
       print_json(j);
       return;

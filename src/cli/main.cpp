@@ -1,6 +1,7 @@
 // `quarry`: the command-line shell over the library. Exit statuses: 0 ok, the code's status
 // for an error (docs/cli.md), 20 when a batch finished with failures.
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -36,6 +37,14 @@ int main(int argc, char** argv) {
   cli::add_docs_commands(app, g, exit_code);
   cli::add_search_commands(app, g, exit_code);
   cli::add_status_command(app, g, exit_code);
+  // Global options (--json, --data-dir, --lock-timeout) are accepted after the command too.
+  std::function<void(CLI::App*)> fall = [&fall](CLI::App* a) {
+    for (auto* sub : a->get_subcommands({})) {
+      sub->fallthrough();
+      fall(sub);
+    }
+  };
+  fall(&app);
 
   try {
     app.parse(argc, argv);

@@ -29,6 +29,8 @@ json error_json(const Error& e) {
 
 bool stderr_is_tty() { return isatty(STDERR_FILENO) != 0; }
 
+json to_json(const IndexStatus& s) { return {{"keyword", s.keyword}, {"vector", s.vector}}; }
+
 static json subject_json(const std::optional<Subject>& s) {
   if (!s) return nullptr;
   return {{"key", s->key}, {"value", s->value}};
@@ -39,7 +41,6 @@ static json metadata(const std::string& text) {
   return j.is_discarded() ? json::object() : j;
 }
 
-json to_json(const IndexStatus& s) { return {{"keyword", s.keyword}, {"vector", s.vector}}; }
 
 json to_json(const KbInfo& k) {
   json cfg = json::parse(k.config_json);
@@ -77,7 +78,8 @@ json to_json(const Document& d) {
           {"created_at", d.created_at},
           {"updated_at", d.updated_at},
           {"markdown_path", d.markdown_path},
-          {"raw_path", d.raw_path}};
+          {"raw_path", d.raw_path},
+          {"index_status", to_json(d.index_status)}};
 }
 
 json to_json(const Hit& h) {

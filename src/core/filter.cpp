@@ -1,5 +1,7 @@
 #include "core/filter.h"
 
+#include <climits>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "quarry/error.h"
@@ -24,6 +26,9 @@ bool valid_field(const std::string& f) {
 Scalar to_scalar(const json& v, const std::string& where) {
   if (v.is_null()) return nullptr;
   if (v.is_boolean()) return v.get<bool>();
+  // Integers beyond int64 (nlohmann keeps them as uint64) would wrap: keep them as doubles.
+  if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
+    return v.get<double>();
   if (v.is_number_integer()) return v.get<std::int64_t>();
   if (v.is_number()) return v.get<double>();
   if (v.is_string()) return v.get<std::string>();
@@ -108,6 +113,16 @@ const json* lookup(const json& obj, const std::string& field) {
   }
 }
 
+// Exact comparison of an integer with a double (no rounding of the integer to a double).
+int int_double_compare(std::int64_t a, double b) {
+  if (b >= 9223372036854775808.0) return -1;
+  if (b < -9223372036854775808.0) return 1;
+  double fb = std::floor(b);
+  auto ib = static_cast<std::int64_t>(fb);
+  if (a != ib) return a < ib ? -1 : 1;
+  return fb < b ? -1 : 0;
+}
+
 // -1, 0, 1 for comparable kinds; 2 when the kinds differ.
 int compare(const json& v, const Scalar& s) {
   if (std::holds_alternative<std::string>(s)) {
@@ -118,9 +133,19 @@ int compare(const json& v, const Scalar& s) {
   }
   if (std::holds_alternative<std::int64_t>(s) || std::holds_alternative<double>(s)) {
     if (!v.is_number() || v.is_boolean()) return 2;
-    double b = std::holds_alternative<double>(s) ? std::get<double>(s)
-                                                 : static_cast<double>(std::get<std::int64_t>(s));
+    // Integers compare exactly (ids beyond 2^53 must not collide), as SQLite compares them.
+    const bool a_int = v.is_number_integer() &&
+                       (!v.is_number_unsigned() ||
+                        v.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT64_MAX));
+    if (a_int && std::holds_alternative<std::int64_t>(s)) {
+      std::int64_t a = v.get<std::int64_t>(), b = std::get<std::int64_t>(s);
+      return a < b ? -1 : (a > b ? 1 : 0);
+    }
+    if (a_int) return int_double_compare(v.get<std::int64_t>(), std::get<double>(s));
     double a = v.get<double>();
+    if (std::holds_alternative<std::int64_t>(s))
+      return -int_double_compare(std::get<std::int64_t>(s), a);
+    double b = std::get<double>(s);
     return a < b ? -1 : (a > b ? 1 : 0);
   }
   if (std::holds_alternative<bool>(s)) {

@@ -56,9 +56,15 @@ class EngineImpl final : public Engine {
     layout_.data_dir = fs::canonical(opts_.data_dir).string();
     cat_ = catalog::Catalog::open(layout_.catalog_path());
     tokenizer_ = chunk::make_approx_tokenizer();
+    // Staged files are orphans of a crash only if no writer holds the lock; a reader never
+    // waits for one: if the lock is busy, the live writer's files are left alone.
     if (lifecycle::has_staged_files(layout_)) {
-      catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
-      lifecycle::recover_staged_files(layout_, *cat_);
+      try {
+        catalog::WriterLock lock(layout_.data_dir, 0);
+        lifecycle::recover_staged_files(layout_, *cat_);
+      } catch (const Error& e) {
+        if (e.code() != Code::busy) throw;
+      }
     }
   }
 
@@ -104,12 +110,15 @@ class EngineImpl final : public Engine {
     for (const auto& [k, v] : settings) changes[k] = v;
     auto a = audit("kb.set", name, name);
     a.details_json = changes.dump();
-    cat_->update_kb_config(name, core::kb_config_to_json(after).dump(), a);
     const auto& b = before.chunking;
     const auto& c = after.chunking;
-    if (b.profile != c.profile || b.effective_max_tokens() != c.effective_max_tokens() ||
-        b.effective_overlap_tokens() != c.effective_overlap_tokens())
-      rechunk_all(name, after);
+    const bool rechunk = b.profile != c.profile || b.effective_max_tokens() != c.effective_max_tokens() ||
+                         b.effective_overlap_tokens() != c.effective_overlap_tokens();
+    // Chunk every document under the new settings first: if one would fail (too_many_chunks,
+    // ...), nothing is changed, rather than half the KB chunked one way and half the other.
+    if (rechunk) rechunk_all(name, after, /*dry_run=*/true);
+    cat_->update_kb_config(name, core::kb_config_to_json(after).dump(), a);
+    if (rechunk) rechunk_all(name, after, /*dry_run=*/false);
     return describe_kb(name);
   }
 
@@ -321,7 +330,12 @@ class EngineImpl final : public Engine {
     return failed;
   }
 
-  void rechunk_all(const std::string& kb, const KbConfig& config) {
+  void rechunk_all(const std::string& kb, const KbConfig& config, bool dry_run) {
+    chunk::ChunkOptions o;
+    o.profile = config.chunking.profile;
+    o.max_tokens = config.chunking.effective_max_tokens();
+    o.overlap_tokens = config.chunking.effective_overlap_tokens();
+    o.max_chunks = config.limits.max_chunks_per_document;
     std::string cursor;
     while (true) {
       auto rows = cat_->list_documents(kb, cursor, 500);
@@ -329,6 +343,15 @@ class EngineImpl final : public Engine {
       for (const auto& row : rows) {
         std::string file = lifecycle::read_whole_file(layout_.markdown_path(kb, row.id));
         std::string body = file.substr(std::min<std::size_t>(static_cast<std::size_t>(row.body_offset), file.size()));
+        if (dry_run) {
+          try {
+            chunk::chunk_markdown(body, o, *tokenizer_);
+          } catch (const Error& e) {
+            throw Error(e.code(), "cannot apply the new chunking settings: document " + row.id + " (" +
+                                      row.filename + "): " + e.message(), {{"doc_id", row.id}});
+          }
+          continue;
+        }
         lifecycle::rewrite_document(ctx(), config, row, body, nullptr, "document.rechunk");
       }
       cursor = rows.back().id;

@@ -46,7 +46,8 @@ std::vector<WalkEntry> walk_directory(const std::string& root_arg, const std::ve
       if (it->is_directory(ec) && !it->is_symlink(ec)) it.disable_recursion_pending();
       continue;
     }
-    std::string rel = fs::relative(p, root, ec).generic_string();
+    // Lexical: a symlink keeps its own name, not its target's.
+    std::string rel = p.lexically_relative(root).generic_string();
     if (it->is_symlink(ec)) {
       fs::path target = fs::canonical(p, ec);
       if (ec || !inside(root, target)) {

@@ -12,16 +12,18 @@ namespace quarry::search {
 // Turns free text into an FTS5 MATCH expression that can never be a syntax error: words are
 // extracted, lower-cased, stopwords dropped (unless nothing else is left), duplicates removed,
 // each quoted as an FTS5 string and OR-ed. Returns "" when the text has no words.
-std::string safe_match_expression(const std::string& text);
+std::string safe_match_expression(const std::string& text, bool drop_stopwords = true);
 
 // The words safe_match_expression would search for (for tests and explanations).
-std::vector<std::string> query_terms(const std::string& text);
+std::vector<std::string> query_terms(const std::string& text, bool drop_stopwords = true);
 
 bool is_stopword(const std::string& lowercase_word);
 
 struct KeywordParams {
   catalog::Bm25Params bm25;
   bool collapse_windows = true;  // keep only the best window of an oversize section
+  bool snippets = true;
+  bool drop_stopwords = true;
 };
 
 // Runs keyword search; hits carry score = raw / theoretical max in [0, 1], metric "bm25".

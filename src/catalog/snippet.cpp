@@ -1,0 +1,136 @@
+#include "catalog/snippet.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <vector>
+
+namespace quarry::catalog {
+namespace {
+
+fts5_api* fts5_api_of(sqlite3* db) {
+  fts5_api* api = nullptr;
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &st, nullptr) != SQLITE_OK) return nullptr;
+  sqlite3_bind_pointer(st, 1, &api, "fts5_api_ptr", nullptr);
+  sqlite3_step(st);
+  sqlite3_finalize(st);
+  return api;
+}
+
+struct Collect {
+  std::vector<std::pair<std::string, std::pair<int, int>>> tokens;
+};
+
+int collect(void* ctx, int /*flags*/, const char* tok, int n, int start, int end) {
+  static_cast<Collect*>(ctx)->tokens.push_back({std::string(tok, static_cast<std::size_t>(n)), {start, end}});
+  return SQLITE_OK;
+}
+
+}  // namespace
+
+Snippeter::Snippeter(sqlite3* db, std::string_view query_text) {
+  fts5_api* api = fts5_api_of(db);
+  if (!api) return;
+  void* user = nullptr;
+  auto* tk = new fts5_tokenizer;
+  if (api->xFindTokenizer(api, "porter", &user, tk) != SQLITE_OK) {
+    delete tk;
+    return;
+  }
+  const char* args[] = {"unicode61", "remove_diacritics", "2"};
+  Fts5Tokenizer* t = nullptr;
+  if (tk->xCreate(user, args, 3, &t) != SQLITE_OK) {
+    delete tk;
+    return;
+  }
+  tokenizer_ = t;
+  api_ = tk;
+  Collect c;
+  tokenize(query_text, FTS5_TOKENIZE_QUERY, &c, collect);
+  for (auto& [stem, span] : c.tokens)
+    if (stem != "and" && stem != "or" && stem != "not" && stem != "near") stems_.insert(stem);
+}
+
+Snippeter::~Snippeter() {
+  if (api_) {
+    auto* tk = static_cast<const fts5_tokenizer*>(api_);
+    tk->xDelete(static_cast<Fts5Tokenizer*>(tokenizer_));
+    delete tk;
+  }
+}
+
+void Snippeter::tokenize(std::string_view text, int flags, void* ctx,
+                         int (*cb)(void*, int, const char*, int, int, int)) const {
+  if (!api_) return;
+  auto* tk = static_cast<const fts5_tokenizer*>(api_);
+  tk->xTokenize(static_cast<Fts5Tokenizer*>(tokenizer_), ctx, flags, text.data(), static_cast<int>(text.size()), cb);
+}
+
+std::string Snippeter::make(std::string_view text, int window) const {
+  Collect c;
+  tokenize(text, FTS5_TOKENIZE_DOCUMENT, &c, collect);
+  std::unordered_map<std::string, int> term_ids;
+  std::vector<Token> toks;
+  toks.reserve(c.tokens.size());
+  for (auto& [stem, span] : c.tokens) {
+    bool hit = stems_.count(stem) > 0;
+    int id = hit ? term_ids.emplace(stem, static_cast<int>(term_ids.size())).first->second : -1;
+    toks.push_back({span.first, span.second, hit, id});
+  }
+  // Best window: most distinct terms, then most hits; slide over token positions.
+  std::size_t n = toks.size(), w = static_cast<std::size_t>(window), best = 0;
+  if (n > w) {
+    int best_distinct = -1, best_hits = -1;
+    std::vector<int> seen(term_ids.size(), 0);
+    int distinct = 0, hits = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (toks[i].hit && seen[static_cast<std::size_t>(toks[i].term)]++ == 0) ++distinct;
+      hits += toks[i].hit;
+      if (i >= w) {
+        const Token& out = toks[i - w];
+        if (out.hit && --seen[static_cast<std::size_t>(out.term)] == 0) --distinct;
+        hits -= out.hit;
+      }
+      if (i + 1 >= w && (distinct > best_distinct || (distinct == best_distinct && hits > best_hits))) {
+        best_distinct = distinct;
+        best_hits = hits;
+        best = i + 1 - w;
+      }
+    }
+    // Start a few tokens before the first hit so the match has some context.
+    for (std::size_t i = best; i < best + w && i < n; ++i)
+      if (toks[i].hit) {
+        best = i > best + 3 ? i - 3 : best;
+        break;
+      }
+    best = std::min(best, n - w);
+  }
+  std::size_t last = std::min(n, best + w);
+  std::size_t from = n ? static_cast<std::size_t>(best == 0 ? 0 : toks[best].start) : 0;
+  std::size_t to = (last == n) ? text.size() : static_cast<std::size_t>(toks[last - 1].end);
+  std::string out = from > 0 ? "…" : "";
+  std::size_t pos = from;
+  auto append = [&out](std::string_view s) {
+    for (char ch : s) {
+      if (ch == '\n' || ch == '\r' || ch == '\t') {
+        if (!out.empty() && out.back() != ' ') out += ' ';
+      } else {
+        out += ch;
+      }
+    }
+  };
+  for (std::size_t i = best; i < last; ++i) {
+    if (!toks[i].hit) continue;
+    append(text.substr(pos, static_cast<std::size_t>(toks[i].start) - pos));
+    out += "**";
+    append(text.substr(static_cast<std::size_t>(toks[i].start), static_cast<std::size_t>(toks[i].end - toks[i].start)));
+    out += "**";
+    pos = static_cast<std::size_t>(toks[i].end);
+  }
+  append(text.substr(pos, to - pos));
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  if (to < text.size()) out += "…";
+  return out;
+}
+
+}  // namespace quarry::catalog

@@ -1,0 +1,41 @@
+// Snippets with highlighted terms, computed with the very tokenizer the FTS5 index uses
+// (porter over unicode61, diacritics folded), so "variants" in a chunk lights up for the query
+// word "variant" exactly when the index matched it. Much cheaper than FTS5's snippet(), which
+// re-runs the whole MATCH for every row it is asked about.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <string>
+#include <string_view>
+#include <unordered_set>
+
+namespace quarry::catalog {
+
+class Snippeter {
+ public:
+  // `query_text`: the words to highlight (FTS5 operators AND/OR/NOT/NEAR are ignored).
+  Snippeter(sqlite3* db, std::string_view query_text);
+  ~Snippeter();
+  Snippeter(const Snippeter&) = delete;
+  Snippeter& operator=(const Snippeter&) = delete;
+
+  // About `window` tokens of `text` around the densest run of query terms, matches wrapped in
+  // ** **, newlines folded to spaces, "…" where the text was cut.
+  std::string make(std::string_view text, int window = 32) const;
+
+ private:
+  struct Token {
+    int start, end;
+    bool hit;
+    int term;
+  };
+  void tokenize(std::string_view text, int flags, void* ctx,
+                int (*cb)(void*, int, const char*, int, int, int)) const;
+
+  void* tokenizer_ = nullptr;  // Fts5Tokenizer*
+  const void* api_ = nullptr;  // fts5_tokenizer*
+  std::unordered_set<std::string> stems_;
+};
+
+}  // namespace quarry::catalog
