@@ -12,24 +12,6 @@
 namespace quarry::convert {
 namespace {
 
-void append_utf8(std::string& out, std::uint32_t cp) {
-  if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) cp = 0xFFFD;
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
 
 // YAML text must be valid UTF-8, so invalid bytes are replaced with U+FFFD first (the only
 // lossy case). Characters YAML calls non-printable, or that it reads as line breaks, are escaped.
@@ -112,7 +94,7 @@ std::string unquote_double(std::string_view s) {
     std::size_t digits = e == 'x' ? 2 : e == 'u' ? 4 : e == 'U' ? 8 : 0;
     if (digits > 0) {
       if (read_hex(s, i + 1, digits, &cp)) {
-        append_utf8(out, cp);
+        core::append_utf8(out, cp);
         i += digits;
       } else {
         out += '\\';

@@ -1,4 +1,5 @@
 #include "convert/html_fallback.h"
+#include "core/util.h"
 
 #include <algorithm>
 #include <array>
@@ -64,22 +65,7 @@ bool breaks_block(const std::string& name) {
 }
 
 void append_utf8(std::string& out, std::uint32_t cp) {
-  if (cp == 0 || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) cp = 0xFFFD;
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
+  core::append_utf8(out, cp == 0 ? 0xFFFD : cp);  // &#0; is U+FFFD in HTML
 }
 
 // Decodes the character reference at html[at] == '&'; returns the offset past it, or at + 1

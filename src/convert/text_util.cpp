@@ -57,23 +57,6 @@ std::size_t count_invalid_utf8(std::string_view s) {
   return bad;
 }
 
-void append_utf8(std::string& out, std::uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
 
 // UTF-16 (after its BOM) -> UTF-8; unpaired surrogates and an odd last byte become U+FFFD.
 std::string utf16_to_utf8(std::string_view s, bool little_endian) {
@@ -90,14 +73,14 @@ std::string utf16_to_utf8(std::string_view s, bool little_endian) {
     if (u >= 0xD800 && u <= 0xDBFF && i + 3 < s.size()) {
       std::uint32_t lo = unit(i + 2);
       if (lo >= 0xDC00 && lo <= 0xDFFF) {
-        append_utf8(out, 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00));
+        core::append_utf8(out, 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00));
         i += 2;
         continue;
       }
     }
-    append_utf8(out, (u >= 0xD800 && u <= 0xDFFF) ? 0xFFFD : u);
+    core::append_utf8(out, (u >= 0xD800 && u <= 0xDFFF) ? 0xFFFD : u);
   }
-  if (i < s.size()) append_utf8(out, 0xFFFD);
+  if (i < s.size()) core::append_utf8(out, 0xFFFD);
   return out;
 }
 

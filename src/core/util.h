@@ -23,5 +23,7 @@ std::string iso8601_utc(std::int64_t ms);
 // UTF-8: validity check, and repair (every invalid sequence becomes U+FFFD; never throws).
 bool is_valid_utf8(std::string_view s);
 std::string repair_utf8(std::string_view s);
+// Appends the UTF-8 encoding of `cp`; surrogates and values above U+10FFFF become U+FFFD.
+void append_utf8(std::string& out, std::uint32_t cp);
 
 }  // namespace quarry::core
