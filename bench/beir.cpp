@@ -28,7 +28,8 @@ Dataset load_dataset(const std::string& dir, const std::string& split) {
   Dataset ds;
   ds.name = dir.substr(dir.find_last_of('/') + 1);
   for (const auto& j : read_jsonl(dir + "/corpus.jsonl"))
-    ds.corpus.push_back({j.at("_id").get<std::string>(), j.value("title", ""), j.value("text", "")});
+    ds.corpus.push_back(
+        {j.at("_id").get<std::string>(), j.value("title", ""), j.value("text", "")});
   std::string suffix = split.empty() ? "" : "_" + split;
   std::ifstream q(dir + "/qrels" + suffix + ".tsv");
   if (!q) throw std::runtime_error("cannot read qrels in " + dir);

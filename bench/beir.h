@@ -18,7 +18,7 @@ struct Query {
 struct Dataset {
   std::string name;
   std::vector<CorpusDoc> corpus;
-  std::vector<Query> queries;                              // judged queries only
+  std::vector<Query> queries;                               // judged queries only
   std::map<std::string, std::map<std::string, int>> qrels;  // query -> doc -> grade (> 0)
 };
 

@@ -33,8 +33,10 @@ std::string quote_words(const std::string& text) {
     word.clear();
   };
   for (char c : text) {
-    if (std::isalnum(static_cast<unsigned char>(c))) word += c;
-    else flush();
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      word += c;
+    else
+      flush();
   }
   flush();
   return expr;
@@ -44,8 +46,10 @@ std::string quote_words(const std::string& text) {
 std::map<std::string, std::vector<std::string>> run_plain_fts5(const Dataset& ds) {
   sqlite3* db = nullptr;
   sqlite3_open(":memory:", &db);
-  sqlite3_exec(db, "CREATE VIRTUAL TABLE t USING fts5(id UNINDEXED, title, text, tokenize='porter unicode61')",
-               nullptr, nullptr, nullptr);
+  sqlite3_exec(
+      db,
+      "CREATE VIRTUAL TABLE t USING fts5(id UNINDEXED, title, text, tokenize='porter unicode61')",
+      nullptr, nullptr, nullptr);
   sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr);
   sqlite3_stmt* ins = nullptr;
   sqlite3_prepare_v2(db, "INSERT INTO t(id, title, text) VALUES(?, ?, ?)", -1, &ins, nullptr);
@@ -59,15 +63,17 @@ std::map<std::string, std::vector<std::string>> run_plain_fts5(const Dataset& ds
   sqlite3_finalize(ins);
   sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
   sqlite3_stmt* q = nullptr;
-  sqlite3_prepare_v2(db, "SELECT id FROM t WHERE t MATCH ? ORDER BY bm25(t, 0.0, 2.0, 1.0) LIMIT 100", -1, &q,
-                     nullptr);
+  sqlite3_prepare_v2(db,
+                     "SELECT id FROM t WHERE t MATCH ? ORDER BY bm25(t, 0.0, 2.0, 1.0) LIMIT 100",
+                     -1, &q, nullptr);
   std::map<std::string, std::vector<std::string>> ranked;
   for (const auto& query : ds.queries) {
     std::string expr = quote_words(query.text);
     auto& list = ranked[query.id];
     if (expr.empty()) continue;
     sqlite3_bind_text(q, 1, expr.c_str(), -1, SQLITE_TRANSIENT);
-    while (sqlite3_step(q) == SQLITE_ROW) list.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(q, 0)));
+    while (sqlite3_step(q) == SQLITE_ROW)
+      list.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(q, 0)));
     sqlite3_reset(q);
   }
   sqlite3_finalize(q);
@@ -82,7 +88,8 @@ std::string markdown_of(const CorpusDoc& d) {
 }  // namespace
 
 // Creates (or reuses) a KB holding the dataset's corpus; returns ingest seconds (0 if reused).
-double ensure_corpus_kb(Engine& engine, const Dataset& ds, const std::string& kb, const std::string& config) {
+double ensure_corpus_kb(Engine& engine, const Dataset& ds, const std::string& kb,
+                        const std::string& config) {
   // Reuse a KB only if a previous run finished ingesting it (marker written below).
   const fs::path marker = fs::path(engine.data_dir()) / (kb + ".complete");
   if (fs::exists(marker))
@@ -132,7 +139,8 @@ int run_eval(const Args& args) {
   for (const auto& q : ds.queries) {
     auto t0 = std::chrono::steady_clock::now();
     auto hits = search::keyword_search(*cat, kb, q.text, {}, 300, 0, false, params);
-    lat.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    lat.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     auto& list = ranked[q.id];
     std::set<std::string> seen;
     for (const auto& h : hits) {
@@ -143,19 +151,31 @@ int run_eval(const Args& args) {
   Metrics quarry = evaluate(ds, ranked);
   Metrics peer = args.kv.count("no-peer") ? Metrics{} : evaluate(ds, run_plain_fts5(ds));
 
-  std::printf("dataset %s (%zu docs, %d queries), profile %s, k1 %.2f b %.2f w_title %.2f w_headings %.2f\n",
-              ds.name.c_str(), ds.corpus.size(), quarry.queries, profile.c_str(), params.bm25.k1, params.bm25.b,
-              params.bm25.w_title, params.bm25.w_headings);
+  std::printf(
+      "dataset %s (%zu docs, %d queries), profile %s, k1 %.2f b %.2f w_title %.2f w_headings "
+      "%.2f\n",
+      ds.name.c_str(), ds.corpus.size(), quarry.queries, profile.c_str(), params.bm25.k1,
+      params.bm25.b, params.bm25.w_title, params.bm25.w_headings);
   std::printf("| system | nDCG@10 | recall@100 | MRR@10 |\n|---|---|---|---|\n");
-  std::printf("| quarry keyword | %.4f | %.4f | %.4f |\n", quarry.ndcg10, quarry.recall100, quarry.mrr10);
-  std::printf("| plain FTS5 (porter, title 2x) | %.4f | %.4f | %.4f |\n", peer.ndcg10, peer.recall100, peer.mrr10);
-  std::printf("ratio nDCG@10 quarry/fts5: %.3f   keyword p50 %.3f ms (top 300)\n", quarry.ndcg10 / peer.ndcg10,
-              percentile(lat, 50));
-  json line = {{"bench", "eval"},     {"dataset", ds.name},      {"profile", profile},
-               {"k1", params.bm25.k1}, {"b", params.bm25.b},       {"w_title", params.bm25.w_title},
-               {"w_headings", params.bm25.w_headings},            {"ndcg10", quarry.ndcg10},
-               {"recall100", quarry.recall100},                   {"mrr10", quarry.mrr10},
-               {"fts5_ndcg10", peer.ndcg10}, {"fts5_recall100", peer.recall100}, {"fts5_mrr10", peer.mrr10},
+  std::printf("| quarry keyword | %.4f | %.4f | %.4f |\n", quarry.ndcg10, quarry.recall100,
+              quarry.mrr10);
+  std::printf("| plain FTS5 (porter, title 2x) | %.4f | %.4f | %.4f |\n", peer.ndcg10,
+              peer.recall100, peer.mrr10);
+  std::printf("ratio nDCG@10 quarry/fts5: %.3f   keyword p50 %.3f ms (top 300)\n",
+              quarry.ndcg10 / peer.ndcg10, percentile(lat, 50));
+  json line = {{"bench", "eval"},
+               {"dataset", ds.name},
+               {"profile", profile},
+               {"k1", params.bm25.k1},
+               {"b", params.bm25.b},
+               {"w_title", params.bm25.w_title},
+               {"w_headings", params.bm25.w_headings},
+               {"ndcg10", quarry.ndcg10},
+               {"recall100", quarry.recall100},
+               {"mrr10", quarry.mrr10},
+               {"fts5_ndcg10", peer.ndcg10},
+               {"fts5_recall100", peer.recall100},
+               {"fts5_mrr10", peer.mrr10},
                {"ingest_s", ingest_s}};
   std::cout << line.dump() << "\n";
   return 0;

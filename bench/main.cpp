@@ -1,5 +1,5 @@
-// quarry-bench eval --dataset DIR [--split train] [--profile prose|none] [--k1 --b --w-title --w-headings]
-// quarry-bench perf --dataset DIR [--docs-dir DIR]
+// quarry-bench eval --dataset DIR [--split train] [--profile prose|none] [--k1 --b --w-title
+// --w-headings] quarry-bench perf --dataset DIR [--docs-dir DIR]
 #include <cstring>
 #include <iostream>
 
@@ -15,8 +15,10 @@ int main(int argc, char** argv) {
   for (int i = 2; i < argc; ++i) {
     if (std::strncmp(argv[i], "--", 2) != 0) continue;
     std::string k = argv[i] + 2;
-    if (i + 1 < argc && std::strncmp(argv[i + 1], "--", 2) != 0) args.kv[k] = argv[++i];
-    else args.kv[k] = "1";
+    if (i + 1 < argc && std::strncmp(argv[i + 1], "--", 2) != 0)
+      args.kv[k] = argv[++i];
+    else
+      args.kv[k] = "1";
   }
   try {
     std::string cmd = argv[1];

@@ -20,15 +20,21 @@ using Clock = std::chrono::steady_clock;
 namespace quarry::bench {
 namespace {
 
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
 
 std::string html_escape(const std::string& s) {
   std::string o;
   for (char c : s) {
-    if (c == '<') o += "&lt;";
-    else if (c == '>') o += "&gt;";
-    else if (c == '&') o += "&amp;";
-    else o += c;
+    if (c == '<')
+      o += "&lt;";
+    else if (c == '>')
+      o += "&gt;";
+    else if (c == '&')
+      o += "&amp;";
+    else
+      o += c;
   }
   return o;
 }
@@ -41,12 +47,18 @@ std::int64_t write_mixed(const std::vector<CorpusDoc>& docs, const fs::path& dir
     const auto& d = docs[i];
     std::string name, body;
     switch (i % 4) {
-      case 0: name = d.id + ".md"; body = "# " + d.title + "\n\n" + d.text + "\n"; break;
-      case 1: name = d.id + ".txt"; body = d.title + "\n\n" + d.text + "\n"; break;
+      case 0:
+        name = d.id + ".md";
+        body = "# " + d.title + "\n\n" + d.text + "\n";
+        break;
+      case 1:
+        name = d.id + ".txt";
+        body = d.title + "\n\n" + d.text + "\n";
+        break;
       case 2:
         name = d.id + ".html";
-        body = "<html><head><title>" + html_escape(d.title) + "</title></head><body><h1>" + html_escape(d.title) +
-               "</h1><p>" + html_escape(d.text) + "</p></body></html>\n";
+        body = "<html><head><title>" + html_escape(d.title) + "</title></head><body><h1>" +
+               html_escape(d.title) + "</h1><p>" + html_escape(d.text) + "</p></body></html>\n";
         break;
       default: {
         name = d.id + ".csv";
@@ -85,8 +97,10 @@ Latency keyword_latency(Engine& e, const std::string& kb, const std::vector<Quer
 Latency fts5_latency(const std::vector<CorpusDoc>& docs, const std::vector<Query>& qs) {
   sqlite3* db = nullptr;
   sqlite3_open(":memory:", &db);
-  sqlite3_exec(db, "CREATE VIRTUAL TABLE t USING fts5(id UNINDEXED, title, text, tokenize='porter unicode61')",
-               nullptr, nullptr, nullptr);
+  sqlite3_exec(
+      db,
+      "CREATE VIRTUAL TABLE t USING fts5(id UNINDEXED, title, text, tokenize='porter unicode61')",
+      nullptr, nullptr, nullptr);
   sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr);
   sqlite3_stmt* ins = nullptr;
   sqlite3_prepare_v2(db, "INSERT INTO t VALUES(?, ?, ?)", -1, &ins, nullptr);
@@ -109,7 +123,10 @@ Latency fts5_latency(const std::vector<CorpusDoc>& docs, const std::vector<Query
     for (const auto& query : qs) {
       std::string expr, word;
       for (char c : query.text + " ") {
-        if (std::isalnum(static_cast<unsigned char>(c))) { word += c; continue; }
+        if (std::isalnum(static_cast<unsigned char>(c))) {
+          word += c;
+          continue;
+        }
         if (!word.empty()) expr += (expr.empty() ? "\"" : " OR \"") + word + "\"";
         word.clear();
       }
@@ -128,7 +145,8 @@ Latency fts5_latency(const std::vector<CorpusDoc>& docs, const std::vector<Query
 
 Latency grep_latency(Engine& e, const std::string& kb) {
   std::vector<double> lat;
-  const char* patterns[] = {"protein", "(?i)cancer", "cell[s]? (death|growth)", "T cells?", "mitochondri"};
+  const char* patterns[] = {"protein", "(?i)cancer", "cell[s]? (death|growth)", "T cells?",
+                            "mitochondri"};
   GrepRequest r;
   r.kb = kb;
   r.max_matches = 100000;
@@ -178,12 +196,15 @@ int run_perf(const Args& args) {
     Latency peer = fts5_latency(docs, ds.queries);
     Latency gr = grep_latency(*engine, "md");
     std::printf("%s (%zu docs)\n", tag.c_str(), n);
-    std::printf("  ingest markdown: %.2f MB in %.2f s = %.2f MB/s (%.0f docs/s)\n", md_bytes / 1e6, md_s,
-                md_bytes / 1e6 / md_s, n / md_s);
-    std::printf("  ingest mixed md/txt/html/csv: %.2f MB in %.2f s = %.2f MB/s (%d added, %d failed)\n",
-                mixed_bytes / 1e6, mixed_s, mixed_bytes / 1e6 / mixed_s, rep.added, rep.failed);
-    std::printf("  keyword top-10 with snippets: p50 %.3f ms, p99 %.3f ms | plain FTS5 bm25+snippet: p50 %.3f ms, p99 %.3f ms | ratio p50 %.2f\n",
-                kw.p50, kw.p99, peer.p50, peer.p99, kw.p50 / peer.p50);
+    std::printf("  ingest markdown: %.2f MB in %.2f s = %.2f MB/s (%.0f docs/s)\n", md_bytes / 1e6,
+                md_s, md_bytes / 1e6 / md_s, n / md_s);
+    std::printf(
+        "  ingest mixed md/txt/html/csv: %.2f MB in %.2f s = %.2f MB/s (%d added, %d failed)\n",
+        mixed_bytes / 1e6, mixed_s, mixed_bytes / 1e6 / mixed_s, rep.added, rep.failed);
+    std::printf(
+        "  keyword top-10 with snippets: p50 %.3f ms, p99 %.3f ms | plain FTS5 bm25+snippet: p50 "
+        "%.3f ms, p99 %.3f ms | ratio p50 %.2f\n",
+        kw.p50, kw.p99, peer.p50, peer.p99, kw.p50 / peer.p50);
     std::printf("  grep (5 patterns, all matches): p50 %.3f ms, p99 %.3f ms\n", gr.p50, gr.p99);
     out[tag] = {{"docs", n},
                 {"ingest_md_mb_s", md_bytes / 1e6 / md_s},

@@ -10,9 +10,10 @@
 namespace quarry {
 
 struct ChunkingConfig {
-  std::string profile = "prose";         // none | prose | code
-  std::optional<int> max_tokens;         // 16..8191, default 512; refused under `none`
-  std::optional<int> overlap_tokens;     // <= max_tokens/2, default min(64, max/8); refused under `none`
+  std::string profile = "prose";  // none | prose | code
+  std::optional<int> max_tokens;  // 16..8191, default 512; refused under `none`
+  std::optional<int>
+      overlap_tokens;  // <= max_tokens/2, default min(64, max/8); refused under `none`
 
   int effective_max_tokens() const { return max_tokens.value_or(512); }
   int effective_overlap_tokens() const {

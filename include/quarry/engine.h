@@ -14,16 +14,16 @@
 namespace quarry {
 
 struct EngineOptions {
-  std::string data_dir;            // created if missing
-  std::string actor;               // who, for the audit log (default: OS user)
+  std::string data_dir;             // created if missing
+  std::string actor;                // who, for the audit log (default: OS user)
   std::string surface = "library";  // cli | rest | mcp | library
-  int lock_timeout_ms = 10000;     // wait for another writer this long, then Error(busy)
+  int lock_timeout_ms = 10000;      // wait for another writer this long, then Error(busy)
 };
 
 struct IngestOptions {
-  bool replace = false;               // update a changed document of the same name in place
-  std::string metadata_json;          // merged into every document's metadata
-  std::vector<std::string> include;   // globs on the path relative to the directory
+  bool replace = false;              // update a changed document of the same name in place
+  std::string metadata_json;         // merged into every document's metadata
+  std::vector<std::string> include;  // globs on the path relative to the directory
   std::vector<std::string> exclude;
   std::function<void(const IngestProgress&)> progress;
 };
@@ -42,14 +42,16 @@ class Engine {
   virtual KbInfo create_kb(const std::string& name, const std::string& config_json) = 0;
   virtual std::vector<KbInfo> list_kbs() = 0;
   virtual KbInfo describe_kb(const std::string& name) = 0;
-  virtual KbInfo set_kb(const std::string& name, const std::vector<std::pair<std::string, std::string>>& settings) = 0;
+  virtual KbInfo set_kb(const std::string& name,
+                        const std::vector<std::pair<std::string, std::string>>& settings) = 0;
   virtual void delete_kb(const std::string& name) = 0;
 
   // Ingestion (SPEC §2). A file or a directory (recursive); per-file errors go in the report.
-  virtual IngestReport ingest_path(const std::string& kb, const std::string& path, const IngestOptions& opts) = 0;
+  virtual IngestReport ingest_path(const std::string& kb, const std::string& path,
+                                   const IngestOptions& opts) = 0;
   // One upload held in memory. Throws on error.
-  virtual IngestItem ingest_bytes(const std::string& kb, const std::string& filename, const std::string& bytes,
-                                  const IngestOptions& opts) = 0;
+  virtual IngestItem ingest_bytes(const std::string& kb, const std::string& filename,
+                                  const std::string& bytes, const IngestOptions& opts) = 0;
 
   // Documents.
   virtual DocumentPage list_documents(const std::string& kb, const std::string& cursor, int limit,
@@ -57,11 +59,13 @@ class Engine {
   virtual Document get_document(const std::string& kb, const std::string& id) = 0;
   // The Markdown body (front matter stripped) of a document.
   virtual std::string read_markdown(const std::string& kb, const std::string& id) = 0;
-  virtual Document edit_document(const std::string& kb, const std::string& id, const std::string& markdown) = 0;
+  virtual Document edit_document(const std::string& kb, const std::string& id,
+                                 const std::string& markdown) = 0;
   virtual Document reconvert_document(const std::string& kb, const std::string& id) = 0;
   virtual void delete_document(const std::string& kb, const std::string& id) = 0;
   // Deletes every document whose metadata matches the filter (e.g. one §1 subject).
-  virtual std::vector<std::string> delete_where(const std::string& kb, const std::string& filter_json) = 0;
+  virtual std::vector<std::string> delete_where(const std::string& kb,
+                                                const std::string& filter_json) = 0;
 
   // Retrieval (SPEC §4).
   virtual SearchResponse search(const SearchRequest& request) = 0;

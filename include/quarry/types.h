@@ -66,10 +66,10 @@ struct Hit {
   std::vector<std::string> heading_path;
   std::int64_t offset = 0;  // into the Markdown file (kb/<name>/docs/<id>.md)
   std::int64_t length = 0;
-  std::string snippet;      // matched terms wrapped in ** **
-  double score = 0;         // [0, 1], higher is better
+  std::string snippet;  // matched terms wrapped in ** **
+  double score = 0;     // [0, 1], higher is better
   double raw_score = 0;
-  std::string metric;       // bm25 | grep | ...
+  std::string metric;  // bm25 | grep | ...
   std::optional<Subject> subject;
   std::string metadata_json = "{}";
 };
@@ -86,7 +86,7 @@ struct SearchRequest {
 
 struct SearchResponse {
   std::string kb;
-  std::string mode;                  // the mode that answered
+  std::string mode;  // the mode that answered
   std::vector<Hit> hits;
   std::vector<std::string> degraded;  // reasons, when hybrid/auto fell back
   IndexStatus index_status;
@@ -131,11 +131,11 @@ struct GrepResponse {
 
 // One file's outcome in an ingest batch.
 struct IngestItem {
-  std::string path;      // as given (file) or relative to the ingested directory
-  std::string status;    // added | updated | unchanged | failed
-  std::string doc_id;    // empty when failed
-  std::string code;      // error code when failed
-  std::string message;   // error message when failed
+  std::string path;     // as given (file) or relative to the ingested directory
+  std::string status;   // added | updated | unchanged | failed
+  std::string doc_id;   // empty when failed
+  std::string code;     // error code when failed
+  std::string message;  // error message when failed
   std::int64_t chunks = 0;
 };
 

@@ -87,8 +87,8 @@ std::string headings_text(const std::vector<std::string>& path) {
 
 std::unique_ptr<Catalog> Catalog::open(const std::string& path) {
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  int rc = sqlite3_open_v2(
+      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close(db);
@@ -108,7 +108,9 @@ std::unique_ptr<Catalog> Catalog::open(const std::string& path) {
   return cat;
 }
 
-Catalog::~Catalog() { sqlite3_close_v2(db_); }
+Catalog::~Catalog() {
+  sqlite3_close_v2(db_);
+}
 
 int Catalog::schema_version() const {
   Stmt s(db_, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
@@ -116,7 +118,8 @@ int Catalog::schema_version() const {
   return static_cast<int>(s.i64(0));
 }
 
-KbRow Catalog::create_kb(const std::string& name, const std::string& config_json, const AuditEntry& a) {
+KbRow Catalog::create_kb(const std::string& name, const std::string& config_json,
+                         const AuditEntry& a) {
   Transaction tx(db_);
   if (find_kb(name))
     throw Error(Code::already_exists, "knowledge base '" + name + "' already exists",
@@ -145,8 +148,8 @@ std::optional<KbRow> Catalog::find_kb(const std::string& name) const {
 KbRow Catalog::get_kb(const std::string& name) const {
   auto kb = find_kb(name);
   if (!kb)
-    throw Error(Code::not_found,
-                "knowledge base '" + name + "' not found (see `quarry kb list`)", {{"kb", name}});
+    throw Error(Code::not_found, "knowledge base '" + name + "' not found (see `quarry kb list`)",
+                {{"kb", name}});
   return *kb;
 }
 
@@ -199,14 +202,16 @@ KbStats Catalog::kb_stats(const std::string& name) const {
 
 std::optional<DocumentRow> Catalog::find_document_by_filename(const std::string& kb,
                                                               const std::string& filename) const {
-  Stmt s(db_, std::string("SELECT ") + kDocColumns +
-                  " FROM documents d JOIN kbs k ON k.id = d.kb_id WHERE k.name = ? AND d.filename = ?");
+  Stmt s(db_,
+         std::string("SELECT ") + kDocColumns +
+             " FROM documents d JOIN kbs k ON k.id = d.kb_id WHERE k.name = ? AND d.filename = ?");
   s.bind(1, kb).bind(2, filename);
   if (!s.step()) return std::nullopt;
   return read_doc(s);
 }
 
-std::optional<DocumentRow> Catalog::find_document(const std::string& kb, const std::string& id) const {
+std::optional<DocumentRow> Catalog::find_document(const std::string& kb,
+                                                  const std::string& id) const {
   Stmt s(db_, std::string("SELECT ") + kDocColumns +
                   " FROM documents d JOIN kbs k ON k.id = d.kb_id WHERE k.name = ? AND d.id = ?");
   s.bind(1, kb).bind(2, id);
@@ -218,9 +223,10 @@ std::vector<DocumentRow> Catalog::list_documents(const std::string& kb, const st
                                                  int limit, const core::Filter& filter) const {
   KbRow k = get_kb(kb);
   SqlFilter f = compile_filter(filter, "d.metadata");
-  Stmt s(db_, std::string("SELECT ") + kDocColumns +
-                  " FROM documents d JOIN kbs k ON k.id = d.kb_id WHERE d.kb_id = ? AND d.id > ? AND " +
-                  f.sql + " ORDER BY d.id LIMIT ?");
+  Stmt s(db_,
+         std::string("SELECT ") + kDocColumns +
+             " FROM documents d JOIN kbs k ON k.id = d.kb_id WHERE d.kb_id = ? AND d.id > ? AND " +
+             f.sql + " ORDER BY d.id LIMIT ?");
   s.bind(1, k.id).bind(2, after);
   int next = bind_filter(s, f, 3);
   s.bind(next, limit);
@@ -285,7 +291,11 @@ void Catalog::put_document(const DocumentRow& doc, const std::vector<ChunkRow>& 
         .bind(12, c.text)
         .exec();
     idx.reset();
-    idx.bind(1, static_cast<std::int64_t>(sqlite3_last_insert_rowid(db_))).bind(2, doc.title).bind(3, headings).bind(4, c.text).exec();
+    idx.bind(1, static_cast<std::int64_t>(sqlite3_last_insert_rowid(db_)))
+        .bind(2, doc.title)
+        .bind(3, headings)
+        .bind(4, c.text)
+        .exec();
   }
   write_audit(db_, a);
   tx.commit();
@@ -327,9 +337,10 @@ std::vector<std::string> Catalog::delete_where(const std::string& kb, const core
 
 std::vector<ChunkRow> Catalog::chunks_of(const std::string& kb, const std::string& doc_id) const {
   KbRow k = get_kb(kb);
-  Stmt s(db_,
-         "SELECT chunk_index, chunk_id, parent_chunk, heading_path, offset, length, token_count, body"
-         " FROM chunks WHERE kb_id = ? AND doc_id = ? ORDER BY chunk_index");
+  Stmt s(
+      db_,
+      "SELECT chunk_index, chunk_id, parent_chunk, heading_path, offset, length, token_count, body"
+      " FROM chunks WHERE kb_id = ? AND doc_id = ? ORDER BY chunk_index");
   s.bind(1, k.id).bind(2, doc_id);
   std::vector<ChunkRow> out;
   while (s.step()) {
@@ -347,7 +358,8 @@ std::vector<ChunkRow> Catalog::chunks_of(const std::string& kb, const std::strin
   return out;
 }
 
-std::int64_t Catalog::count_documents_matching(const std::string& kb, const core::Filter& filter) const {
+std::int64_t Catalog::count_documents_matching(const std::string& kb,
+                                               const core::Filter& filter) const {
   KbRow k = get_kb(kb);
   SqlFilter f = compile_filter(filter, "d.metadata");
   Stmt s(db_, "SELECT COUNT(*) FROM documents d WHERE d.kb_id = ? AND " + f.sql);

@@ -67,7 +67,7 @@ struct AuditEntry {
   std::string surface;  // cli | rest | mcp | library
   std::string action;   // kb.create, document.add, ...
   std::string kb;
-  std::string target;   // document id, KB name, ...
+  std::string target;  // document id, KB name, ...
   std::string details_json = "{}";
 };
 
@@ -87,8 +87,8 @@ struct Bm25Params {
 };
 
 struct KeywordQuery {
-  std::string match;         // an FTS5 MATCH expression (built by search/, never raw user text)
-  core::Filter filter;       // metadata filter pushed into SQL
+  std::string match;    // an FTS5 MATCH expression (built by search/, never raw user text)
+  core::Filter filter;  // metadata filter pushed into SQL
   int limit = 10;
   Bm25Params params;
 };
@@ -117,22 +117,26 @@ class Catalog {
   std::optional<KbRow> find_kb(const std::string& name) const;
   KbRow get_kb(const std::string& name) const;  // throws not_found
   std::vector<KbRow> list_kbs() const;
-  void update_kb_config(const std::string& name, const std::string& config_json, const AuditEntry& a);
+  void update_kb_config(const std::string& name, const std::string& config_json,
+                        const AuditEntry& a);
   // Deletes the KB, its documents, chunks and keyword index; returns the deleted document ids.
   std::vector<std::string> delete_kb(const std::string& name, const AuditEntry& a);
   KbStats kb_stats(const std::string& name) const;
 
   // Documents.
-  std::optional<DocumentRow> find_document_by_filename(const std::string& kb, const std::string& filename) const;
+  std::optional<DocumentRow> find_document_by_filename(const std::string& kb,
+                                                       const std::string& filename) const;
   std::optional<DocumentRow> find_document(const std::string& kb, const std::string& id) const;
   // Ordered by id; `after` is the cursor (last id of the previous page).
-  std::vector<DocumentRow> list_documents(const std::string& kb, const std::string& after, int limit,
-                                          const core::Filter& filter = {}) const;
+  std::vector<DocumentRow> list_documents(const std::string& kb, const std::string& after,
+                                          int limit, const core::Filter& filter = {}) const;
   // Inserts or replaces the document row and all of its chunks in one transaction.
-  void put_document(const DocumentRow& doc, const std::vector<ChunkRow>& chunks, const AuditEntry& a);
+  void put_document(const DocumentRow& doc, const std::vector<ChunkRow>& chunks,
+                    const AuditEntry& a);
   bool delete_document(const std::string& kb, const std::string& id, const AuditEntry& a);
   // Deletes every document of `kb` whose metadata matches `filter`; returns their ids.
-  std::vector<std::string> delete_where(const std::string& kb, const core::Filter& filter, const AuditEntry& a);
+  std::vector<std::string> delete_where(const std::string& kb, const core::Filter& filter,
+                                        const AuditEntry& a);
   std::vector<ChunkRow> chunks_of(const std::string& kb, const std::string& doc_id) const;
   // Subject keys already used by documents of `kb` (for validating config changes).
   std::int64_t count_documents_matching(const std::string& kb, const core::Filter& filter) const;
@@ -143,7 +147,8 @@ class Catalog {
   std::vector<KeywordRow> keyword_search(const std::string& kb, const KeywordQuery& q) const;
   void load_keyword_rows(KeywordRow* begin, KeywordRow* end) const;
   // Highlighted snippets of `texts` for the words of `query` (stemmed as the index stems them).
-  std::vector<std::string> snippets(const std::string& query, const std::vector<const std::string*>& texts) const;
+  std::vector<std::string> snippets(const std::string& query,
+                                    const std::vector<const std::string*>& texts) const;
 
   std::vector<AuditRow> list_audit(int limit, const std::string& kb = "") const;
 

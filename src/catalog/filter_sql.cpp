@@ -13,7 +13,8 @@ std::string json_path(const std::string& field) {
   std::size_t start = 0;
   while (true) {
     auto dot = field.find('.', start);
-    p += ".\"" + field.substr(start, dot == std::string::npos ? std::string::npos : dot - start) + "\"";
+    p += ".\"" + field.substr(start, dot == std::string::npos ? std::string::npos : dot - start) +
+         "\"";
     if (dot == std::string::npos) return p;
     start = dot + 1;
   }
@@ -25,10 +26,14 @@ std::string compare(const std::string& col, const Scalar& v, const char* op, Sql
   auto type = "json_type(" + col + ", ?)";
   auto value = "json_extract(" + col + ", ?)";
   std::string kind;
-  if (std::holds_alternative<std::string>(v)) kind = type + " = 'text'";
-  else if (std::holds_alternative<bool>(v)) kind = type + (std::get<bool>(v) ? " = 'true'" : " = 'false'");
-  else if (std::holds_alternative<std::nullptr_t>(v)) kind = type + " = 'null'";
-  else kind = type + " IN ('integer', 'real')";
+  if (std::holds_alternative<std::string>(v))
+    kind = type + " = 'text'";
+  else if (std::holds_alternative<bool>(v))
+    kind = type + (std::get<bool>(v) ? " = 'true'" : " = 'false'");
+  else if (std::holds_alternative<std::nullptr_t>(v))
+    kind = type + " = 'null'";
+  else
+    kind = type + " IN ('integer', 'real')";
   out.params.push_back(path);
   if (std::holds_alternative<bool>(v) || std::holds_alternative<std::nullptr_t>(v)) {
     if (std::string(op) == "=") return "COALESCE(" + kind + ", 0)";
@@ -54,13 +59,20 @@ std::string emit(const Filter& f, const std::string& col, SqlFilter& out) {
   switch (f.op) {
     case Op::Exists:
       out.params.push_back(path);
-      return std::string("(json_type(") + col + ", ?) IS " + (std::get<bool>(f.values[0]) ? "NOT NULL)" : "NULL)");
-    case Op::Eq: return compare(col, f.values[0], "=", out, path);
-    case Op::Ne: return "(NOT " + compare(col, f.values[0], "=", out, path) + ")";
-    case Op::Gt: return compare(col, f.values[0], ">", out, path);
-    case Op::Gte: return compare(col, f.values[0], ">=", out, path);
-    case Op::Lt: return compare(col, f.values[0], "<", out, path);
-    case Op::Lte: return compare(col, f.values[0], "<=", out, path);
+      return std::string("(json_type(") + col + ", ?) IS " +
+             (std::get<bool>(f.values[0]) ? "NOT NULL)" : "NULL)");
+    case Op::Eq:
+      return compare(col, f.values[0], "=", out, path);
+    case Op::Ne:
+      return "(NOT " + compare(col, f.values[0], "=", out, path) + ")";
+    case Op::Gt:
+      return compare(col, f.values[0], ">", out, path);
+    case Op::Gte:
+      return compare(col, f.values[0], ">=", out, path);
+    case Op::Lt:
+      return compare(col, f.values[0], "<", out, path);
+    case Op::Lte:
+      return compare(col, f.values[0], "<=", out, path);
     case Op::In:
     case Op::Nin: {
       std::string s = "(";
@@ -92,9 +104,12 @@ int bind_filter(Stmt& st, const SqlFilter& f, int first) {
     std::visit(
         [&](const auto& v) {
           using T = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<T, std::nullptr_t>) st.bind_null(i);
-          else if constexpr (std::is_same_v<T, bool>) st.bind(i, static_cast<std::int64_t>(v));
-          else st.bind(i, v);
+          if constexpr (std::is_same_v<T, std::nullptr_t>)
+            st.bind_null(i);
+          else if constexpr (std::is_same_v<T, bool>)
+            st.bind(i, static_cast<std::int64_t>(v));
+          else
+            st.bind(i, v);
         },
         p);
     ++i;

@@ -13,8 +13,8 @@ namespace quarry::catalog {
 class Stmt;
 
 struct SqlFilter {
-  std::string sql = "1";                   // boolean expression
-  std::vector<core::Scalar> params;        // in order of appearance of '?'
+  std::string sql = "1";             // boolean expression
+  std::vector<core::Scalar> params;  // in order of appearance of '?'
 };
 
 SqlFilter compile_filter(const core::Filter& f, const std::string& column);

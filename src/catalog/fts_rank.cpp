@@ -13,8 +13,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <memory>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "catalog/schema.h"
@@ -37,7 +37,9 @@ int count_row(const Fts5ExtensionApi*, Fts5Context*, void* user) {
   return SQLITE_OK;
 }
 
-void free_stats(void* p) { delete static_cast<QueryStats*>(p); }
+void free_stats(void* p) {
+  delete static_cast<QueryStats*>(p);
+}
 
 // Computed once per query and cached on the FTS5 cursor.
 QueryStats* query_stats(const Fts5ExtensionApi* api, Fts5Context* ctx, bool robertson, int* rc) {

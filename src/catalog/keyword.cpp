@@ -22,26 +22,27 @@ bool is_query_syntax_error(const Error& e) {
 
 }  // namespace
 
-std::vector<KeywordRow> Catalog::keyword_search(const std::string& kb, const KeywordQuery& q) const {
+std::vector<KeywordRow> Catalog::keyword_search(const std::string& kb,
+                                                const KeywordQuery& q) const {
   KbRow k = get_kb(kb);
   const std::string fts = fts_table(k.id);
   SqlFilter f = compile_filter(q.filter, "d.metadata");
   const bool filtered = !q.filter.empty();
   std::string rank = "quarry_bm25(" + fts + ", ?, ?, ?, ?, ?, ";
   const std::string idf = q.params.robertson_idf ? ", 1)" : ", 0)";
-  std::string sql = "SELECT " + fts + ".rowid, " + rank + "0" + idf + " AS s, " + rank + "1" + idf + " FROM " + fts +
-                    (filtered ? " JOIN chunks c ON c.id = " + fts +
-                                    ".rowid JOIN documents d ON d.id = c.doc_id"
-                              : "") +
-                    " WHERE " + fts + " MATCH ?" + (filtered ? " AND " + f.sql : "") +
-                    " ORDER BY s DESC LIMIT ?";
+  std::string sql =
+      "SELECT " + fts + ".rowid, " + rank + "0" + idf + " AS s, " + rank + "1" + idf + " FROM " +
+      fts +
+      (filtered ? " JOIN chunks c ON c.id = " + fts + ".rowid JOIN documents d ON d.id = c.doc_id"
+                : "") +
+      " WHERE " + fts + " MATCH ?" + (filtered ? " AND " + f.sql : "") + " ORDER BY s DESC LIMIT ?";
   std::vector<KeywordRow> rows;
   try {
     Stmt s(db_, sql);
     int i = 1;
     for (int rep = 0; rep < 2; ++rep)
-      for (double p : {q.params.k1, q.params.b, q.params.w_title, q.params.w_headings,
-                       q.params.w_body})
+      for (double p :
+           {q.params.k1, q.params.b, q.params.w_title, q.params.w_headings, q.params.w_body})
         s.bind(i++, p);
     s.bind(i++, q.match);
     if (filtered) i = bind_filter(s, f, i);
@@ -63,13 +64,14 @@ std::vector<KeywordRow> Catalog::keyword_search(const std::string& kb, const Key
 }
 
 void Catalog::load_keyword_rows(KeywordRow* begin, KeywordRow* end) const {
-  Stmt detail(db_,
-              "SELECT c.chunk_index, c.chunk_id, c.parent_chunk, c.heading_path, c.offset, c.length,"
-              " c.token_count, c.body, d.id, k.name, d.filename, d.title, d.source_sha256,"
-              " d.content_sha256, d.metadata, d.subject_key, d.subject_value, d.converter, d.raw_ext,"
-              " d.source_bytes, d.markdown_bytes, d.body_offset, d.chunk_count, d.created_at,"
-              " d.updated_at FROM chunks c JOIN documents d ON d.id = c.doc_id"
-              " JOIN kbs k ON k.id = d.kb_id WHERE c.id = ?");
+  Stmt detail(
+      db_,
+      "SELECT c.chunk_index, c.chunk_id, c.parent_chunk, c.heading_path, c.offset, c.length,"
+      " c.token_count, c.body, d.id, k.name, d.filename, d.title, d.source_sha256,"
+      " d.content_sha256, d.metadata, d.subject_key, d.subject_value, d.converter, d.raw_ext,"
+      " d.source_bytes, d.markdown_bytes, d.body_offset, d.chunk_count, d.created_at,"
+      " d.updated_at FROM chunks c JOIN documents d ON d.id = c.doc_id"
+      " JOIN kbs k ON k.id = d.kb_id WHERE c.id = ?");
   for (KeywordRow* r = begin; r != end; ++r) {
     if (r->loaded) continue;
     detail.reset();

@@ -73,7 +73,9 @@ CREATE INDEX audit_by_kb ON audit(kb, id);
 
 }  // namespace
 
-int latest_schema_version() { return static_cast<int>(kMigrations.size()); }
+int latest_schema_version() {
+  return static_cast<int>(kMigrations.size());
+}
 
 void migrate(sqlite3* db) {
   exec_sql(db,
@@ -93,7 +95,9 @@ void migrate(sqlite3* db) {
   tx.commit();
 }
 
-std::string fts_table(std::int64_t kb_id) { return "fts_" + std::to_string(kb_id); }
+std::string fts_table(std::int64_t kb_id) {
+  return "fts_" + std::to_string(kb_id);
+}
 
 void create_fts(sqlite3* db, std::int64_t kb_id) {
   // External-content FTS5 over the chunks table: the text is stored once (in chunks) and

@@ -22,7 +22,8 @@ struct Collect {
 };
 
 int collect(void* ctx, int /*flags*/, const char* tok, int n, int start, int end) {
-  static_cast<Collect*>(ctx)->tokens.push_back({std::string(tok, static_cast<std::size_t>(n)), {start, end}});
+  static_cast<Collect*>(ctx)->tokens.push_back(
+      {std::string(tok, static_cast<std::size_t>(n)), {start, end}});
   return SQLITE_OK;
 }
 
@@ -63,7 +64,8 @@ void Snippeter::tokenize(std::string_view text, int flags, void* ctx,
                          int (*cb)(void*, int, const char*, int, int, int)) const {
   if (!api_) return;
   auto* tk = static_cast<const fts5_tokenizer*>(api_);
-  tk->xTokenize(static_cast<Fts5Tokenizer*>(tokenizer_), ctx, flags, text.data(), static_cast<int>(text.size()), cb);
+  tk->xTokenize(static_cast<Fts5Tokenizer*>(tokenizer_), ctx, flags, text.data(),
+                static_cast<int>(text.size()), cb);
 }
 
 std::string Snippeter::make(std::string_view text, int window) const {
@@ -91,7 +93,8 @@ std::string Snippeter::make(std::string_view text, int window) const {
         if (out.hit && --seen[static_cast<std::size_t>(out.term)] == 0) --distinct;
         hits -= out.hit;
       }
-      if (i + 1 >= w && (distinct > best_distinct || (distinct == best_distinct && hits > best_hits))) {
+      if (i + 1 >= w &&
+          (distinct > best_distinct || (distinct == best_distinct && hits > best_hits))) {
         best_distinct = distinct;
         best_hits = hits;
         best = i + 1 - w;
@@ -123,7 +126,8 @@ std::string Snippeter::make(std::string_view text, int window) const {
     if (!toks[i].hit) continue;
     append(text.substr(pos, static_cast<std::size_t>(toks[i].start) - pos));
     out += "**";
-    append(text.substr(static_cast<std::size_t>(toks[i].start), static_cast<std::size_t>(toks[i].end - toks[i].start)));
+    append(text.substr(static_cast<std::size_t>(toks[i].start),
+                       static_cast<std::size_t>(toks[i].end - toks[i].start)));
     out += "**";
     pos = static_cast<std::size_t>(toks[i].end);
   }

@@ -20,7 +20,9 @@ Stmt::Stmt(sqlite3* db, std::string_view sql) : db_(db) {
   if (rc != SQLITE_OK) throw_sqlite(db, rc, "prepare");
 }
 
-Stmt::~Stmt() { sqlite3_finalize(st_); }
+Stmt::~Stmt() {
+  sqlite3_finalize(st_);
+}
 
 Stmt& Stmt::bind(int i, std::int64_t v) {
   sqlite3_bind_int64(st_, i, v);
@@ -53,7 +55,8 @@ void Stmt::reset() {
 
 std::string Stmt::str(int col) const {
   const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(st_, col));
-  return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(st_, col))) : std::string();
+  return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(st_, col)))
+           : std::string();
 }
 
 std::optional<std::string> Stmt::opt_str(int col) const {
@@ -71,7 +74,9 @@ void exec_sql(sqlite3* db, const char* sql) {
   }
 }
 
-Transaction::Transaction(sqlite3* db) : db_(db) { exec_sql(db, "BEGIN IMMEDIATE"); }
+Transaction::Transaction(sqlite3* db) : db_(db) {
+  exec_sql(db, "BEGIN IMMEDIATE");
+}
 
 Transaction::~Transaction() {
   if (!done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);

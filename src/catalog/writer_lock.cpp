@@ -16,8 +16,7 @@ namespace quarry::catalog {
 WriterLock::WriterLock(const std::string& data_dir, int timeout_ms) {
   const std::string path = data_dir + "/write.lock";
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0)
-    throw Error(Code::io_error, "cannot open " + path + ": " + std::strerror(errno));
+  if (fd_ < 0) throw Error(Code::io_error, "cannot open " + path + ": " + std::strerror(errno));
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   auto wait = std::chrono::milliseconds(1);
   while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {

@@ -18,18 +18,23 @@ void add_docs_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
   auto* list = docs->add_subcommand("list", "List documents (cursor-paginated, ordered by id)");
   list->add_option("--kb", la->kb)->required();
   list->add_option("--limit", la->limit, "Page size (1-10000)");
-  list->add_option("--cursor", la->cursor, "Continue after this id (the previous page's next_cursor)");
+  list->add_option("--cursor", la->cursor,
+                   "Continue after this id (the previous page's next_cursor)");
   list->add_option("--filter", la->filter, "Metadata filter (JSON, §4 language)");
   list->callback([&g, la] {
-    auto page = open_engine(g)->list_documents(la->kb, la->cursor, la->limit, read_arg_or_file(la->filter));
+    auto page =
+        open_engine(g)->list_documents(la->kb, la->cursor, la->limit, read_arg_or_file(la->filter));
     if (g.json) {
       json arr = json::array();
       for (const auto& d : page.documents) arr.push_back(to_json(d));
-      print_json({{"documents", arr}, {"next_cursor", page.next_cursor.empty() ? json(nullptr) : json(page.next_cursor)}});
+      print_json(
+          {{"documents", arr},
+           {"next_cursor", page.next_cursor.empty() ? json(nullptr) : json(page.next_cursor)}});
       return;
     }
     for (const auto& d : page.documents)
-      std::cout << d.id << "  " << d.filename << "  (" << d.chunk_count << " chunks, " << d.converter << ")\n";
+      std::cout << d.id << "  " << d.filename << "  (" << d.chunk_count << " chunks, "
+                << d.converter << ")\n";
     if (!page.next_cursor.empty()) std::cout << "more: --cursor " << page.next_cursor << "\n";
   });
 
@@ -66,19 +71,23 @@ void add_docs_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
   edit->callback([&g, ea] {
     std::string md = read_arg_or_file(ea->file.empty() ? "-" : "@" + ea->file);
     Document d = open_engine(g)->edit_document(ea->kb, ea->id, md);
-    if (g.json) print_json(to_json(d));
-    else std::cout << "edited " << d.id << " (" << d.chunk_count << " chunks)\n";
+    if (g.json)
+      print_json(to_json(d));
+    else
+      std::cout << "edited " << d.id << " (" << d.chunk_count << " chunks)\n";
   });
 
   auto da = std::make_shared<DocArgs>();
-  auto* del = docs->add_subcommand("delete", "Delete a document, or every document matching --where");
+  auto* del =
+      docs->add_subcommand("delete", "Delete a document, or every document matching --where");
   del->add_option("id", da->id);
   del->add_option("--kb", da->kb)->required();
   del->add_option("--where", da->where, "Metadata filter: delete all matches (e.g. one subject)");
   del->callback([&g, da] {
     auto engine = open_engine(g);
     if (da->id.empty() == da->where.empty())
-      throw Error(Code::invalid_argument, "give either a document id or --where FILTER", {{"field", "id"}});
+      throw Error(Code::invalid_argument, "give either a document id or --where FILTER",
+                  {{"field", "id"}});
     std::vector<std::string> ids;
     if (!da->id.empty()) {
       engine->delete_document(da->kb, da->id);
@@ -86,8 +95,10 @@ void add_docs_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
     } else {
       ids = engine->delete_where(da->kb, read_arg_or_file(da->where));
     }
-    if (g.json) print_json({{"deleted", ids}});
-    else std::cout << "deleted " << ids.size() << " document(s)\n";
+    if (g.json)
+      print_json({{"deleted", ids}});
+    else
+      std::cout << "deleted " << ids.size() << " document(s)\n";
   });
 
   auto ra = std::make_shared<DocArgs>();
@@ -96,8 +107,11 @@ void add_docs_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
   rec->add_option("--kb", ra->kb)->required();
   rec->callback([&g, ra] {
     Document d = open_engine(g)->reconvert_document(ra->kb, ra->id);
-    if (g.json) print_json(to_json(d));
-    else std::cout << "reconverted " << d.id << " with " << d.converter << " (" << d.chunk_count << " chunks)\n";
+    if (g.json)
+      print_json(to_json(d));
+    else
+      std::cout << "reconverted " << d.id << " with " << d.converter << " (" << d.chunk_count
+                << " chunks)\n";
   });
 }
 

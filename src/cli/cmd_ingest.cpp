@@ -17,7 +17,8 @@ class ProgressBar {
     last_ = now;
     const int width = 30;
     int filled = p.total ? static_cast<int>(width * p.done / p.total) : width;
-    std::string name = p.current.size() > 40 ? "…" + p.current.substr(p.current.size() - 39) : p.current;
+    std::string name =
+        p.current.size() > 40 ? "…" + p.current.substr(p.current.size() - 39) : p.current;
     std::cerr << "\r[" << std::string(static_cast<std::size_t>(filled), '#')
               << std::string(static_cast<std::size_t>(width - filled), '.') << "] " << p.done << "/"
               << p.total << " " << name << "\033[K" << std::flush;
@@ -38,10 +39,13 @@ void add_ingest_command(CLI::App& app, Globals& g, int& exit_code) {
     bool replace = false, quiet = false;
   };
   auto a = std::make_shared<Args>();
-  auto* cmd = app.add_subcommand("ingest", "Convert files or folders to Markdown, chunk and index them");
-  cmd->add_option("paths", a->paths, "Files or directories (directories are walked recursively)")->required();
+  auto* cmd =
+      app.add_subcommand("ingest", "Convert files or folders to Markdown, chunk and index them");
+  cmd->add_option("paths", a->paths, "Files or directories (directories are walked recursively)")
+      ->required();
   cmd->add_option("--kb", a->kb, "Knowledge base")->required();
-  cmd->add_flag("--replace", a->replace, "Update documents whose content changed under the same name");
+  cmd->add_flag("--replace", a->replace,
+                "Update documents whose content changed under the same name");
   cmd->add_option("--include", a->include, "Only paths matching this glob (repeatable)");
   cmd->add_option("--exclude", a->exclude, "Skip paths matching this glob (repeatable)");
   cmd->add_option("--metadata", a->metadata, "JSON object (or @file) attached to every document");
@@ -82,8 +86,8 @@ void add_ingest_command(CLI::App& app, Globals& g, int& exit_code) {
       if (i.status == "failed")
         std::cout << "failed     " << i.path << "  [" << i.code << "] " << i.message << "\n";
       else if (!a->quiet && i.status != "unchanged")
-        std::cout << (i.status == "added" ? "added      " : "updated    ") << i.path << "  (" << i.doc_id
-                  << ", " << i.chunks << " chunks)\n";
+        std::cout << (i.status == "added" ? "added      " : "updated    ") << i.path << "  ("
+                  << i.doc_id << ", " << i.chunks << " chunks)\n";
     }
     std::cout << total.added << " added, " << total.updated << " updated, " << total.unchanged
               << " unchanged, " << total.failed << " failed  (" << total.bytes / 1024 << " KiB in "

@@ -42,7 +42,8 @@ void print_kb_human(const KbInfo& k) {
   std::cout << "\n";
   if (!c.subjects.keys.empty()) {
     std::cout << "  subjects (" << c.subjects.rule << "): ";
-    for (std::size_t i = 0; i < c.subjects.keys.size(); ++i) std::cout << (i ? ", " : "") << c.subjects.keys[i];
+    for (std::size_t i = 0; i < c.subjects.keys.size(); ++i)
+      std::cout << (i ? ", " : "") << c.subjects.keys[i];
     std::cout << "\n";
   }
   std::cout << "  index: keyword " << k.index_status.keyword << ", vector " << k.index_status.vector
@@ -52,7 +53,8 @@ void print_kb_human(const KbInfo& k) {
 }  // namespace
 
 void add_kb_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
-  auto* kb = app.add_subcommand("kb", "Create, list, describe, configure and delete knowledge bases");
+  auto* kb =
+      app.add_subcommand("kb", "Create, list, describe, configure and delete knowledge bases");
   kb->require_subcommand(1);
 
   struct CreateArgs {
@@ -67,7 +69,8 @@ void add_kb_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
   create->add_option("--profile", ca->profile, "Chunking profile: none | prose | code");
   create->add_option("--max-tokens", ca->max_tokens, "Chunk budget in tokens (16-8191)");
   create->add_option("--overlap", ca->overlap, "Overlap between windows in tokens");
-  create->add_option("--subject-keys", ca->subject_keys, "Comma-separated subject keys (exactly one per document)");
+  create->add_option("--subject-keys", ca->subject_keys,
+                     "Comma-separated subject keys (exactly one per document)");
   create->callback([&g, ca] {
     json cfg = json::object();
     if (!ca->config.empty()) {
@@ -87,8 +90,10 @@ void add_kb_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
       cfg["subjects"]["keys"] = keys;
     }
     auto info = open_engine(g)->create_kb(ca->name, cfg.dump());
-    if (g.json) print_json(to_json(info));
-    else std::cout << "created knowledge base '" << info.name << "'\n";
+    if (g.json)
+      print_json(to_json(info));
+    else
+      std::cout << "created knowledge base '" << info.name << "'\n";
   });
 
   auto* list = kb->add_subcommand("list", "List knowledge bases");
@@ -114,15 +119,19 @@ void add_kb_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
   describe->add_option("name", *name)->required();
   describe->callback([&g, name] {
     auto info = open_engine(g)->describe_kb(*name);
-    if (g.json) print_json(to_json(info));
-    else print_kb_human(info);
+    if (g.json)
+      print_json(to_json(info));
+    else
+      print_kb_human(info);
   });
 
   auto set_name = std::make_shared<std::string>();
   auto pairs = std::make_shared<std::vector<std::string>>();
-  auto* set = kb->add_subcommand("set", "Change settings: quarry kb set NAME chunking.max_tokens=256 ...");
+  auto* set =
+      kb->add_subcommand("set", "Change settings: quarry kb set NAME chunking.max_tokens=256 ...");
   set->add_option("name", *set_name)->required();
-  set->add_option("settings", *pairs, "key=value pairs (dotted keys; values parsed as JSON when they parse)")
+  set->add_option("settings", *pairs,
+                  "key=value pairs (dotted keys; values parsed as JSON when they parse)")
       ->required();
   set->callback([&g, set_name, pairs] {
     std::vector<std::pair<std::string, std::string>> kv;
@@ -133,8 +142,10 @@ void add_kb_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
       kv.emplace_back(p.substr(0, eq), p.substr(eq + 1));
     }
     auto info = open_engine(g)->set_kb(*set_name, kv);
-    if (g.json) print_json(to_json(info));
-    else print_kb_human(info);
+    if (g.json)
+      print_json(to_json(info));
+    else
+      print_kb_human(info);
   });
 
   auto del_name = std::make_shared<std::string>();
@@ -160,8 +171,11 @@ void add_kb_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
       }
     }
     engine->delete_kb(*del_name);
-    if (g.json) print_json({{"deleted", *del_name}, {"documents", info.documents}});
-    else std::cout << "deleted knowledge base '" << *del_name << "' (" << info.documents << " documents)\n";
+    if (g.json)
+      print_json({{"deleted", *del_name}, {"documents", info.documents}});
+    else
+      std::cout << "deleted knowledge base '" << *del_name << "' (" << info.documents
+                << " documents)\n";
   });
 }
 

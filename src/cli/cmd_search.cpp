@@ -8,7 +8,8 @@ using nlohmann::json;
 
 namespace {
 
-std::string highlight_ranges(const std::string& text, const std::vector<std::pair<std::size_t, std::size_t>>& ranges,
+std::string highlight_ranges(const std::string& text,
+                             const std::vector<std::pair<std::size_t, std::size_t>>& ranges,
                              bool color) {
   if (!color) return text;
   std::string out;
@@ -29,7 +30,8 @@ void print_search_human(const SearchResponse& r) {
     std::cout << ++n << ". " << h.filename;
     if (!h.heading_path.empty()) {
       std::cout << "  §";
-      for (std::size_t i = 0; i < h.heading_path.size(); ++i) std::cout << (i ? " > " : " ") << h.heading_path[i];
+      for (std::size_t i = 0; i < h.heading_path.size(); ++i)
+        std::cout << (i ? " > " : " ") << h.heading_path[i];
     }
     std::printf("   score %.3f (%s %.3f)\n", h.score, h.metric.c_str(), h.raw_score);
     std::cout << "   " << h.snippet << "\n";
@@ -53,13 +55,16 @@ void add_search_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
   search->add_option("--top-k,-k", sr->top_k, "Number of hits (1-1000)");
   search->add_option("--min-score", sr->min_score, "Drop hits scoring below this (0-1)");
   search->add_option("--filter", sr->filter_json, "Metadata filter (JSON, §4 language, or @file)");
-  search->add_flag("--advanced", sr->advanced, "FTS5 query syntax: \"phrases\", AND/OR/NOT, prefix*, NEAR()");
+  search->add_flag("--advanced", sr->advanced,
+                   "FTS5 query syntax: \"phrases\", AND/OR/NOT, prefix*, NEAR()");
   search->callback([&g, sr] {
     SearchRequest req = *sr;
     req.filter_json = read_arg_or_file(req.filter_json);
     auto r = open_engine(g)->search(req);
-    if (g.json) print_json(to_json(r));
-    else print_search_human(r);
+    if (g.json)
+      print_json(to_json(r));
+    else
+      print_search_human(r);
   });
 
   struct GrepArgs {
@@ -67,14 +72,18 @@ void add_search_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
     int context = -1;
   };
   auto ga = std::make_shared<GrepArgs>();
-  auto* grep = app.add_subcommand("grep", "Regular-expression (RE2) or literal search over the Markdown");
+  auto* grep =
+      app.add_subcommand("grep", "Regular-expression (RE2) or literal search over the Markdown");
   grep->add_option("pattern", ga->req.pattern, "RE2 pattern (or a literal with -F)")->required();
   grep->add_option("--kb", ga->req.kb, "Knowledge base")->required();
   grep->add_flag("--fixed-strings,-F", ga->req.literal, "Treat the pattern as a literal string");
   grep->add_flag("--ignore-case,-i", ga->req.ignore_case, "Case-insensitive");
-  grep->add_option("--context,-C", ga->context, "Lines of context before and after")->check(CLI::Range(0, 100));
-  grep->add_option("--before-context,-B", ga->req.before_context, "Lines before")->check(CLI::Range(0, 100));
-  grep->add_option("--after-context,-A", ga->req.after_context, "Lines after")->check(CLI::Range(0, 100));
+  grep->add_option("--context,-C", ga->context, "Lines of context before and after")
+      ->check(CLI::Range(0, 100));
+  grep->add_option("--before-context,-B", ga->req.before_context, "Lines before")
+      ->check(CLI::Range(0, 100));
+  grep->add_option("--after-context,-A", ga->req.after_context, "Lines after")
+      ->check(CLI::Range(0, 100));
   grep->add_option("--max-matches,-m", ga->req.max_matches, "Stop after this many matching lines")
       ->check(CLI::Range(1, 1000000));
   grep->add_option("--filter", ga->req.filter_json, "Only documents whose metadata match (JSON)");
@@ -90,13 +99,17 @@ void add_search_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
     bool color = isatty(1) != 0;
     std::string last_doc;
     for (const auto& m : r.matches) {
-      for (const auto& l : m.before) std::cout << m.filename << "-" << l.line << "-" << l.text << "\n";
-      std::cout << m.filename << ":" << m.line << ":" << highlight_ranges(m.text, m.ranges, color) << "\n";
-      for (const auto& l : m.after) std::cout << m.filename << "-" << l.line << "-" << l.text << "\n";
+      for (const auto& l : m.before)
+        std::cout << m.filename << "-" << l.line << "-" << l.text << "\n";
+      std::cout << m.filename << ":" << m.line << ":" << highlight_ranges(m.text, m.ranges, color)
+                << "\n";
+      for (const auto& l : m.after)
+        std::cout << m.filename << "-" << l.line << "-" << l.text << "\n";
       if (req.before_context || req.after_context) std::cout << "--\n";
     }
     if (r.truncated)
-      std::cerr << "(stopped after " << r.matches.size() << " matching lines; raise --max-matches)\n";
+      std::cerr << "(stopped after " << r.matches.size()
+                << " matching lines; raise --max-matches)\n";
   });
 }
 

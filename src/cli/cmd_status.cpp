@@ -13,8 +13,10 @@ void add_status_command(CLI::App& app, Globals& g, int& /*exit_code*/) {
   cmd->callback([&g, kb] {
     auto engine = open_engine(g);
     std::vector<KbInfo> kbs;
-    if (kb->empty()) kbs = engine->list_kbs();
-    else kbs.push_back(engine->describe_kb(*kb));
+    if (kb->empty())
+      kbs = engine->list_kbs();
+    else
+      kbs.push_back(engine->describe_kb(*kb));
     if (g.json) {
       json arr = json::array();
       for (const auto& k : kbs) arr.push_back(to_json(k));
@@ -24,7 +26,8 @@ void add_status_command(CLI::App& app, Globals& g, int& /*exit_code*/) {
     std::cout << "data dir: " << engine->data_dir() << "\n";
     for (const auto& k : kbs)
       std::cout << "  " << k.name << ": " << k.documents << " documents, " << k.chunks
-                << " chunks; keyword " << k.index_status.keyword << ", vector " << k.index_status.vector << "\n";
+                << " chunks; keyword " << k.index_status.keyword << ", vector "
+                << k.index_status.vector << "\n";
   });
 }
 

@@ -51,17 +51,23 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     Error err(Code::invalid_argument, e.what(), {{"usage", "quarry --help"}});
-    if (g.json) cli::print_json(cli::error_json(err));
-    else std::cerr << "error[invalid_argument]: " << e.what() << "\n(run `quarry --help`)\n";
+    if (g.json)
+      cli::print_json(cli::error_json(err));
+    else
+      std::cerr << "error[invalid_argument]: " << e.what() << "\n(run `quarry --help`)\n";
     return exit_status(Code::invalid_argument);
   } catch (const Error& e) {
-    if (g.json) cli::print_json(cli::error_json(e));
-    else std::cerr << "error[" << code_name(e.code()) << "]: " << e.message() << "\n";
+    if (g.json)
+      cli::print_json(cli::error_json(e));
+    else
+      std::cerr << "error[" << code_name(e.code()) << "]: " << e.message() << "\n";
     return exit_status(e.code());
   } catch (const std::exception& e) {
     Error err(Code::internal, std::string("internal error: ") + e.what());
-    if (g.json) cli::print_json(cli::error_json(err));
-    else std::cerr << "error[internal]: " << e.what() << "\n";
+    if (g.json)
+      cli::print_json(cli::error_json(err));
+    else
+      std::cerr << "error[internal]: " << e.what() << "\n";
     return exit_status(Code::internal);
   }
   return exit_code;

@@ -24,12 +24,17 @@ void print_json(const json& j) {
 json error_json(const Error& e) {
   json details = json::object();
   for (const auto& [k, v] : e.details()) details[k] = v;
-  return {{"error", {{"code", code_name(e.code())}, {"message", e.message()}, {"details", details}}}};
+  return {
+      {"error", {{"code", code_name(e.code())}, {"message", e.message()}, {"details", details}}}};
 }
 
-bool stderr_is_tty() { return isatty(STDERR_FILENO) != 0; }
+bool stderr_is_tty() {
+  return isatty(STDERR_FILENO) != 0;
+}
 
-json to_json(const IndexStatus& s) { return {{"keyword", s.keyword}, {"vector", s.vector}}; }
+json to_json(const IndexStatus& s) {
+  return {{"keyword", s.keyword}, {"vector", s.vector}};
+}
 
 static json subject_json(const std::optional<Subject>& s) {
   if (!s) return nullptr;
@@ -40,7 +45,6 @@ static json metadata(const std::string& text) {
   json j = json::parse(text, nullptr, false);
   return j.is_discarded() ? json::object() : j;
 }
-
 
 json to_json(const KbInfo& k) {
   json cfg = json::parse(k.config_json);
@@ -141,16 +145,18 @@ json to_json(const GrepResponse& r) {
 json to_json(const IngestItem& i) {
   json j = {{"path", i.path}, {"status", i.status}};
   if (!i.doc_id.empty()) j["doc_id"] = i.doc_id;
-  if (i.status == "failed") j["error"] = {{"code", i.code}, {"message", i.message}};
-  else j["chunks"] = i.chunks;
+  if (i.status == "failed")
+    j["error"] = {{"code", i.code}, {"message", i.message}};
+  else
+    j["chunks"] = i.chunks;
   return j;
 }
 
 json to_json(const IngestReport& r) {
   json items = json::array();
   for (const auto& i : r.items) items.push_back(to_json(i));
-  return {{"added", r.added},     {"updated", r.updated}, {"unchanged", r.unchanged},
-          {"failed", r.failed},   {"bytes", r.bytes},     {"took_ms", r.took_ms},
+  return {{"added", r.added},   {"updated", r.updated}, {"unchanged", r.unchanged},
+          {"failed", r.failed}, {"bytes", r.bytes},     {"took_ms", r.took_ms},
           {"items", items}};
 }
 

@@ -1,8 +1,8 @@
 // Shared CLI plumbing: global options, JSON rendering of the public types, errors, progress.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "quarry/engine.h"

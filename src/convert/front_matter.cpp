@@ -12,7 +12,6 @@
 namespace quarry::convert {
 namespace {
 
-
 // YAML text must be valid UTF-8, so invalid bytes are replaced with U+FFFD first (the only
 // lossy case). Characters YAML calls non-printable, or that it reads as line breaks, are escaped.
 std::string quote(std::string_view raw) {

@@ -57,7 +57,6 @@ std::size_t count_invalid_utf8(std::string_view s) {
   return bad;
 }
 
-
 // UTF-16 (after its BOM) -> UTF-8; unpaired surrogates and an odd last byte become U+FFFD.
 std::string utf16_to_utf8(std::string_view s, bool little_endian) {
   std::string out;

@@ -49,15 +49,17 @@ Filter parse_field(const std::string& field, const json& cond) {
   if (!cond.is_object()) return leaf(Filter::Op::Eq, field, {to_scalar(cond, field)});
   if (cond.empty()) bad(field + ": empty condition object");
   static const std::pair<const char*, Filter::Op> kOps[] = {
-      {"$eq", Filter::Op::Eq}, {"$ne", Filter::Op::Ne},   {"$gt", Filter::Op::Gt},
-      {"$gte", Filter::Op::Gte}, {"$lt", Filter::Op::Lt}, {"$lte", Filter::Op::Lte},
-      {"$in", Filter::Op::In}, {"$nin", Filter::Op::Nin}, {"$exists", Filter::Op::Exists}};
+      {"$eq", Filter::Op::Eq},   {"$ne", Filter::Op::Ne},   {"$gt", Filter::Op::Gt},
+      {"$gte", Filter::Op::Gte}, {"$lt", Filter::Op::Lt},   {"$lte", Filter::Op::Lte},
+      {"$in", Filter::Op::In},   {"$nin", Filter::Op::Nin}, {"$exists", Filter::Op::Exists}};
   Filter all;
   for (const auto& [k, v] : cond.items()) {
     const Filter::Op* op = nullptr;
     for (const auto& [name, o] : kOps)
       if (k == name) op = &o;
-    if (!op) bad(field + ": unknown operator '" + k + "' (known: $eq $ne $gt $gte $lt $lte $in $nin $exists)");
+    if (!op)
+      bad(field + ": unknown operator '" + k +
+          "' (known: $eq $ne $gt $gte $lt $lte $in $nin $exists)");
     if (*op == Filter::Op::In || *op == Filter::Op::Nin) {
       if (!v.is_array()) bad(field + "." + k + ": expects an array");
       if (v.size() > 1000) bad(field + "." + k + ": at most 1000 values");
@@ -105,7 +107,8 @@ const json* lookup(const json& obj, const std::string& field) {
   while (true) {
     if (!cur->is_object()) return nullptr;
     auto dot = field.find('.', start);
-    auto it = cur->find(field.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    auto it =
+        cur->find(field.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
     if (it == cur->end()) return nullptr;
     cur = &*it;
     if (dot == std::string::npos) return cur;
@@ -134,9 +137,9 @@ int compare(const json& v, const Scalar& s) {
   if (std::holds_alternative<std::int64_t>(s) || std::holds_alternative<double>(s)) {
     if (!v.is_number() || v.is_boolean()) return 2;
     // Integers compare exactly (ids beyond 2^53 must not collide), as SQLite compares them.
-    const bool a_int = v.is_number_integer() &&
-                       (!v.is_number_unsigned() ||
-                        v.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT64_MAX));
+    const bool a_int =
+        v.is_number_integer() && (!v.is_number_unsigned() ||
+                                  v.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT64_MAX));
     if (a_int && std::holds_alternative<std::int64_t>(s)) {
       std::int64_t a = v.get<std::int64_t>(), b = std::get<std::int64_t>(s);
       return a < b ? -1 : (a > b ? 1 : 0);

@@ -22,8 +22,8 @@ int get_int(const json& v, const std::string& field, int lo, int hi) {
   if (!v.is_number_integer()) bad(field, "must be an integer");
   auto x = v.get<long long>();
   if (x < lo || x > hi)
-    bad(field, "must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
-                   " (got " + std::to_string(x) + ")");
+    bad(field, "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + " (got " +
+                   std::to_string(x) + ")");
   return static_cast<int>(x);
 }
 
@@ -56,9 +56,15 @@ void apply_chunking(const json& j, ChunkingConfig& c) {
       if (c.profile != "none" && c.profile != "prose" && c.profile != "code")
         bad(f, "must be one of none, prose, code");
     } else if (k == "max_tokens") {
-      if (v.is_null()) c.max_tokens.reset(); else c.max_tokens = get_int(v, f, 16, 8191);
+      if (v.is_null())
+        c.max_tokens.reset();
+      else
+        c.max_tokens = get_int(v, f, 16, 8191);
     } else if (k == "overlap_tokens") {
-      if (v.is_null()) c.overlap_tokens.reset(); else c.overlap_tokens = get_int(v, f, 0, 4095);
+      if (v.is_null())
+        c.overlap_tokens.reset();
+      else
+        c.overlap_tokens = get_int(v, f, 0, 4095);
     } else {
       bad(f, "unknown key (known: profile, max_tokens, overlap_tokens)");
     }
@@ -72,7 +78,8 @@ void apply_subjects(const json& j, SubjectConfig& c) {
     if (k == "keys") {
       c.keys = get_string_list(v, f);
       for (const auto& key : c.keys)
-        if (!is_identifier(key)) bad(f, "'" + key + "' is not a valid metadata key ([A-Za-z_][A-Za-z0-9_]*)");
+        if (!is_identifier(key))
+          bad(f, "'" + key + "' is not a valid metadata key ([A-Za-z_][A-Za-z0-9_]*)");
     } else if (k == "rule") {
       c.rule = get_string(v, f);
       if (c.rule != "exactly_one") bad(f, "must be exactly_one");
@@ -105,16 +112,18 @@ void apply_limits(const json& j, LimitsConfig& c) {
 void validate_kb_name(const std::string& name) {
   static const std::regex re("[a-z0-9][a-z0-9_-]{0,62}");
   if (!std::regex_match(name, re))
-    throw Error(Code::invalid_argument,
-                "invalid knowledge base name '" + name +
-                    "': use 1-63 characters of a-z, 0-9, '_' and '-', starting with a letter or digit",
-                {{"field", "name"}});
+    throw Error(
+        Code::invalid_argument,
+        "invalid knowledge base name '" + name +
+            "': use 1-63 characters of a-z, 0-9, '_' and '-', starting with a letter or digit",
+        {{"field", "name"}});
 }
 
 void validate_kb_config(const KbConfig& c) {
   const auto& ch = c.chunking;
   if (ch.profile == "none") {
-    if (ch.max_tokens) bad("chunking.max_tokens", "is refused under profile 'none' (one chunk per document)");
+    if (ch.max_tokens)
+      bad("chunking.max_tokens", "is refused under profile 'none' (one chunk per document)");
     if (ch.overlap_tokens)
       bad("chunking.overlap_tokens", "is refused under profile 'none' (one chunk per document)");
   }

@@ -52,7 +52,8 @@ class EngineImpl final : public Engine {
     std::error_code ec;
     fs::create_directories(opts_.data_dir, ec);
     if (ec)
-      throw Error(Code::io_error, "cannot create data directory " + opts_.data_dir + ": " + ec.message());
+      throw Error(Code::io_error,
+                  "cannot create data directory " + opts_.data_dir + ": " + ec.message());
     layout_.data_dir = fs::canonical(opts_.data_dir).string();
     cat_ = catalog::Catalog::open(layout_.catalog_path());
     tokenizer_ = chunk::make_approx_tokenizer();
@@ -95,7 +96,8 @@ class EngineImpl final : public Engine {
   KbInfo set_kb(const std::string& name,
                 const std::vector<std::pair<std::string, std::string>>& settings) override {
     if (settings.empty())
-      throw Error(Code::invalid_argument, "nothing to set: pass key=value pairs", {{"field", "settings"}});
+      throw Error(Code::invalid_argument, "nothing to set: pass key=value pairs",
+                  {{"field", "settings"}});
     catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
     auto row = cat_->get_kb(name);
     KbConfig before = core::kb_config_from_json(json::parse(row.config_json));
@@ -112,7 +114,8 @@ class EngineImpl final : public Engine {
     a.details_json = changes.dump();
     const auto& b = before.chunking;
     const auto& c = after.chunking;
-    const bool rechunk = b.profile != c.profile || b.effective_max_tokens() != c.effective_max_tokens() ||
+    const bool rechunk = b.profile != c.profile ||
+                         b.effective_max_tokens() != c.effective_max_tokens() ||
                          b.effective_overlap_tokens() != c.effective_overlap_tokens();
     // Chunk every document under the new settings first: if one would fail (too_many_chunks,
     // ...), nothing is changed, rather than half the KB chunked one way and half the other.
@@ -158,8 +161,8 @@ class EngineImpl final : public Engine {
     return report;
   }
 
-  IngestItem ingest_bytes(const std::string& kb, const std::string& filename, const std::string& bytes,
-                          const IngestOptions& opts) override {
+  IngestItem ingest_bytes(const std::string& kb, const std::string& filename,
+                          const std::string& bytes, const IngestOptions& opts) override {
     if (filename.empty() || filename.find('\0') != std::string::npos)
       throw Error(Code::invalid_argument, "a document needs a file name", {{"field", "filename"}});
     KbConfig config = kb_config(kb);
@@ -172,7 +175,8 @@ class EngineImpl final : public Engine {
   DocumentPage list_documents(const std::string& kb, const std::string& cursor, int limit,
                               const std::string& filter_json) override {
     if (limit < 1 || limit > 10000)
-      throw Error(Code::invalid_argument, "limit must be between 1 and 10000", {{"field", "limit"}});
+      throw Error(Code::invalid_argument, "limit must be between 1 and 10000",
+                  {{"field", "limit"}});
     auto rows = cat_->list_documents(kb, cursor, limit + 1, core::parse_filter_text(filter_json));
     DocumentPage page;
     for (std::size_t i = 0; i < rows.size() && static_cast<int>(i) < limit; ++i)
@@ -188,10 +192,12 @@ class EngineImpl final : public Engine {
   std::string read_markdown(const std::string& kb, const std::string& id) override {
     auto row = doc_row(kb, id);
     std::string file = lifecycle::read_whole_file(layout_.markdown_path(kb, id));
-    return file.substr(std::min<std::size_t>(static_cast<std::size_t>(row.body_offset), file.size()));
+    return file.substr(
+        std::min<std::size_t>(static_cast<std::size_t>(row.body_offset), file.size()));
   }
 
-  Document edit_document(const std::string& kb, const std::string& id, const std::string& markdown) override {
+  Document edit_document(const std::string& kb, const std::string& id,
+                         const std::string& markdown) override {
     KbConfig config = kb_config(kb);
     catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
     auto row = doc_row(kb, id);
@@ -208,7 +214,8 @@ class EngineImpl final : public Engine {
     auto conv = convert::Registry::builtin().convert({raw, row.filename, row.raw_ext});
     row.converter = conv.converter;
     if (!conv.title.empty()) row.title = conv.title;
-    auto out = lifecycle::rewrite_document(ctx(), config, row, conv.markdown, nullptr, "document.reconvert");
+    auto out = lifecycle::rewrite_document(ctx(), config, row, conv.markdown, nullptr,
+                                           "document.reconvert");
     return search::to_document(out, layout_.data_dir);
   }
 
@@ -220,7 +227,8 @@ class EngineImpl final : public Engine {
     lifecycle::remove_file_quietly(layout_.raw_path(kb, id, row.raw_ext));
   }
 
-  std::vector<std::string> delete_where(const std::string& kb, const std::string& filter_json) override {
+  std::vector<std::string> delete_where(const std::string& kb,
+                                        const std::string& filter_json) override {
     core::Filter f = core::parse_filter_text(filter_json);
     catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
     std::unordered_map<std::string, std::string> ext;
@@ -244,7 +252,8 @@ class EngineImpl final : public Engine {
                                    audit("", "", "")};
   }
 
-  catalog::AuditEntry audit(const std::string& action, const std::string& kb, const std::string& target) const {
+  catalog::AuditEntry audit(const std::string& action, const std::string& kb,
+                            const std::string& target) const {
     catalog::AuditEntry a;
     a.actor = opts_.actor;
     a.surface = opts_.surface;
@@ -291,14 +300,19 @@ class EngineImpl final : public Engine {
   }
 
   static void tally(IngestReport& r, const IngestItem& item) {
-    if (item.status == "added") ++r.added;
-    else if (item.status == "updated") ++r.updated;
-    else if (item.status == "unchanged") ++r.unchanged;
-    else ++r.failed;
+    if (item.status == "added")
+      ++r.added;
+    else if (item.status == "updated")
+      ++r.updated;
+    else if (item.status == "unchanged")
+      ++r.unchanged;
+    else
+      ++r.failed;
   }
 
-  IngestItem ingest_entry(const std::string& kb, const KbConfig& config, const lifecycle::WalkEntry& e,
-                          const IngestOptions& opts, std::int64_t* batch_chunks, std::int64_t* bytes_total) {
+  IngestItem ingest_entry(const std::string& kb, const KbConfig& config,
+                          const lifecycle::WalkEntry& e, const IngestOptions& opts,
+                          std::int64_t* batch_chunks, std::int64_t* bytes_total) {
     IngestItem failed;
     failed.path = e.relative;
     failed.status = "failed";
@@ -311,13 +325,15 @@ class EngineImpl final : public Engine {
       std::error_code ec;
       auto size = fs::file_size(e.absolute, ec);
       if (!ec && static_cast<std::int64_t>(size) > config.limits.max_upload_bytes)
-        throw Error(Code::payload_too_large,
-                    e.relative + " is " + std::to_string(size) + " bytes; the limit is " +
-                        std::to_string(config.limits.max_upload_bytes) + " (limits.max_upload_bytes)");
+        throw Error(Code::payload_too_large, e.relative + " is " + std::to_string(size) +
+                                                 " bytes; the limit is " +
+                                                 std::to_string(config.limits.max_upload_bytes) +
+                                                 " (limits.max_upload_bytes)");
       std::string bytes = lifecycle::read_whole_file(e.absolute);
       *bytes_total += static_cast<std::int64_t>(bytes.size());
       catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
-      IngestItem item = lifecycle::ingest_document(ctx(), config, kb, e.relative, bytes, opts, batch_chunks);
+      IngestItem item =
+          lifecycle::ingest_document(ctx(), config, kb, e.relative, bytes, opts, batch_chunks);
       item.path = e.relative;
       return item;
     } catch (const Error& err) {
@@ -342,13 +358,16 @@ class EngineImpl final : public Engine {
       if (rows.empty()) break;
       for (const auto& row : rows) {
         std::string file = lifecycle::read_whole_file(layout_.markdown_path(kb, row.id));
-        std::string body = file.substr(std::min<std::size_t>(static_cast<std::size_t>(row.body_offset), file.size()));
+        std::string body = file.substr(
+            std::min<std::size_t>(static_cast<std::size_t>(row.body_offset), file.size()));
         if (dry_run) {
           try {
             chunk::chunk_markdown(body, o, *tokenizer_);
           } catch (const Error& e) {
-            throw Error(e.code(), "cannot apply the new chunking settings: document " + row.id + " (" +
-                                      row.filename + "): " + e.message(), {{"doc_id", row.id}});
+            throw Error(e.code(),
+                        "cannot apply the new chunking settings: document " + row.id + " (" +
+                            row.filename + "): " + e.message(),
+                        {{"doc_id", row.id}});
           }
           continue;
         }
@@ -377,11 +396,13 @@ SearchResponse EngineImpl::search(const SearchRequest& r) {
   std::string mode = r.mode.empty() ? "auto" : r.mode;
   if (mode == "vector")
     throw Error(Code::mode_unavailable,
-                "knowledge base '" + r.kb + "' has no embedding provider, so vector search is "
-                "unavailable; use --mode keyword or grep",
+                "knowledge base '" + r.kb +
+                    "' has no embedding provider, so vector search is "
+                    "unavailable; use --mode keyword or grep",
                 {{"mode", "vector"}, {"reason", "no_embedder"}});
   if (mode == "hybrid" || mode == "auto") {
-    resp.degraded.push_back("no_embedder: no embedding provider is configured; answered by keyword");
+    resp.degraded.push_back(
+        "no_embedder: no embedding provider is configured; answered by keyword");
     mode = "keyword";
   }
   if (mode == "grep") {
@@ -405,12 +426,15 @@ SearchResponse EngineImpl::search(const SearchRequest& r) {
     }
   } else if (mode == "keyword") {
     if (!mode_enabled(config, "keyword"))
-      throw Error(Code::mode_unavailable, "keyword search is disabled for knowledge base '" + r.kb +
-                                              "' (see `quarry kb set " + r.kb + " modes=...`)",
+      throw Error(Code::mode_unavailable,
+                  "keyword search is disabled for knowledge base '" + r.kb +
+                      "' (see `quarry kb set " + r.kb + " modes=...`)",
                   {{"mode", "keyword"}});
-    resp.hits = search::keyword_search(*cat_, r.kb, r.query, filter, r.top_k, r.min_score, r.advanced);
+    resp.hits =
+        search::keyword_search(*cat_, r.kb, r.query, filter, r.top_k, r.min_score, r.advanced);
   } else {
-    throw Error(Code::invalid_argument, "unknown mode '" + mode + "' (keyword, grep, vector, hybrid, auto)",
+    throw Error(Code::invalid_argument,
+                "unknown mode '" + mode + "' (keyword, grep, vector, hybrid, auto)",
                 {{"field", "mode"}});
   }
   resp.mode = mode;
@@ -424,7 +448,8 @@ GrepResponse EngineImpl::grep(const GrepRequest& r) {
   auto t0 = std::chrono::steady_clock::now();
   KbConfig config = kb_config(r.kb);
   if (!mode_enabled(config, "grep"))
-    throw Error(Code::mode_unavailable, "grep is disabled for knowledge base '" + r.kb + "'", {{"mode", "grep"}});
+    throw Error(Code::mode_unavailable, "grep is disabled for knowledge base '" + r.kb + "'",
+                {{"mode", "grep"}});
   core::Filter filter = core::parse_filter_text(r.filter_json);
   std::vector<search::GrepFile> files;
   std::unordered_map<std::string, std::optional<Subject>> subjects;
@@ -432,7 +457,8 @@ GrepResponse EngineImpl::grep(const GrepRequest& r) {
     auto rows = cat_->list_documents(r.kb, cursor, 5000, filter);
     for (const auto& d : rows) {
       files.push_back({d.id, d.filename, layout_.markdown_path(r.kb, d.id)});
-      if (d.subject_key && d.subject_value) subjects[d.id] = Subject{*d.subject_key, *d.subject_value};
+      if (d.subject_key && d.subject_value)
+        subjects[d.id] = Subject{*d.subject_key, *d.subject_value};
     }
     if (rows.size() < 5000) break;
     cursor = rows.back().id;

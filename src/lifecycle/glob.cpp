@@ -19,8 +19,10 @@ bool match_here(std::string_view p, std::string_view s) {
   // head must match a prefix of s ending at a segment boundary (or be empty).
   for (std::size_t cut = 0; cut <= s.size(); ++cut) {
     std::string_view prefix = s.substr(0, cut);
-    bool head_ok = head.empty() ? cut == 0
-                                : (fnmatch(std::string(head).c_str(), std::string(prefix).c_str(), FNM_PATHNAME) == 0);
+    bool head_ok =
+        head.empty()
+            ? cut == 0
+            : (fnmatch(std::string(head).c_str(), std::string(prefix).c_str(), FNM_PATHNAME) == 0);
     if (!head_ok) continue;
     std::string_view rest = s.substr(cut);
     // `**` swallows zero or more whole segments of rest.

@@ -24,7 +24,8 @@ std::string first_heading(std::string_view md) {
   std::size_t pos = 0;
   while (pos < md.size()) {
     auto nl = md.find('\n', pos);
-    std::string_view line = md.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    std::string_view line =
+        md.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
     if (line.size() > 2 && line[0] == '#') {
       auto start = line.find_first_not_of('#');
       if (start != std::string_view::npos && line[start] == ' ') {
@@ -57,8 +58,9 @@ chunk::ChunkOptions chunk_options(const KbConfig& c) {
 void write_document(const WriteContext& ctx, catalog::DocumentRow& row, const std::string& body,
                     std::vector<chunk::Chunk> chunks, const std::string* raw,
                     const std::string& action) {
-  convert::FrontMatter fm{row.id, row.filename, row.source_sha256, row.converter,
-                          core::iso8601_utc(row.updated_at), row.title};
+  convert::FrontMatter fm{
+      row.id,   row.filename, row.source_sha256, row.converter, core::iso8601_utc(row.updated_at),
+      row.title};
   const std::string front = convert::render_front_matter(fm);
   const std::string file = front + body;
 
@@ -110,7 +112,8 @@ std::string prepare_metadata(const KbConfig& config, const std::string& metadata
   if (!metadata_json.empty()) {
     md = json::parse(metadata_json, nullptr, false);
     if (md.is_discarded() || !md.is_object())
-      throw Error(Code::invalid_argument, "metadata must be a JSON object", {{"field", "metadata"}});
+      throw Error(Code::invalid_argument, "metadata must be a JSON object",
+                  {{"field", "metadata"}});
   }
   row.subject_key.reset();
   row.subject_value.reset();
@@ -185,15 +188,17 @@ IngestItem ingest_document(const WriteContext& ctx, const KbConfig& config, cons
   row.raw_ext = ext;
   row.source_bytes = static_cast<std::int64_t>(bytes.size());
 
-  const std::string old_raw =
-      existing && existing->raw_ext != ext ? ctx.layout.raw_path(kb, existing->id, existing->raw_ext) : "";
+  const std::string old_raw = existing && existing->raw_ext != ext
+                                  ? ctx.layout.raw_path(kb, existing->id, existing->raw_ext)
+                                  : "";
   // Chunk before writing anything so every limit is checked first.
   auto chunks = chunk::chunk_markdown(conv.markdown, chunk_options(config), ctx.tokenizer);
   if (batch_chunks) {
     auto n = static_cast<std::int64_t>(chunks.size());
     if (*batch_chunks + n > config.limits.max_chunks_per_call)
       throw Error(Code::too_many_chunks,
-                  "this ingest call would exceed " + std::to_string(config.limits.max_chunks_per_call) +
+                  "this ingest call would exceed " +
+                      std::to_string(config.limits.max_chunks_per_call) +
                       " chunks (limits.max_chunks_per_call); ingest the rest in another call");
     *batch_chunks += n;
   }
@@ -215,7 +220,8 @@ catalog::DocumentRow rewrite_document(const WriteContext& ctx, const KbConfig& c
   std::string t = first_heading(markdown_body);
   if (!t.empty()) row.title = t;
   write_document(ctx, row, markdown_body,
-                 chunk::chunk_markdown(markdown_body, chunk_options(config), ctx.tokenizer), raw, action);
+                 chunk::chunk_markdown(markdown_body, chunk_options(config), ctx.tokenizer), raw,
+                 action);
   return row;
 }
 

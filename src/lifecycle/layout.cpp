@@ -52,7 +52,9 @@ std::string read_whole_file(const std::string& path) {
   return ss.str();
 }
 
-void remove_file_quietly(const std::string& path) { ::unlink(path.c_str()); }
+void remove_file_quietly(const std::string& path) {
+  ::unlink(path.c_str());
+}
 
 namespace {
 
@@ -66,7 +68,8 @@ void for_each_staged(const Layout& layout, Fn fn) {
       fs::path dir = kb.path() / sub;
       if (!fs::is_directory(dir, ec)) continue;
       for (const auto& e : fs::directory_iterator(dir, ec))
-        if (e.path().extension() == ".tmp") fn(kb.path().filename().string(), std::string(sub), e.path());
+        if (e.path().extension() == ".tmp")
+          fn(kb.path().filename().string(), std::string(sub), e.path());
     }
   }
 }
@@ -75,7 +78,8 @@ void for_each_staged(const Layout& layout, Fn fn) {
 
 bool has_staged_files(const Layout& layout) {
   bool any = false;
-  for_each_staged(layout, [&](const std::string&, const std::string&, const fs::path&) { any = true; });
+  for_each_staged(layout,
+                  [&](const std::string&, const std::string&, const fs::path&) { any = true; });
   return any;
 }
 
@@ -91,13 +95,16 @@ void recover_staged_files(const Layout& layout, const catalog::Catalog& cat) {
       std::string bytes = read_whole_file(p.string());
       if (sub == "docs") {
         auto parsed = convert::parse_front_matter(bytes);
-        keep = core::sha256_hex(std::string_view(bytes).substr(parsed.body_offset)) == doc->content_sha256;
+        keep = core::sha256_hex(std::string_view(bytes).substr(parsed.body_offset)) ==
+               doc->content_sha256;
       } else {
         keep = core::sha256_hex(bytes) == doc->source_sha256;
       }
     }
-    if (keep) commit_staged(p.string(), final_path);
-    else remove_file_quietly(p.string());
+    if (keep)
+      commit_staged(p.string(), final_path);
+    else
+      remove_file_quietly(p.string());
   });
 }
 

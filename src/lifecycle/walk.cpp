@@ -30,7 +30,8 @@ bool selected(const std::string& rel, const std::vector<std::string>& include,
 
 }  // namespace
 
-std::vector<WalkEntry> walk_directory(const std::string& root_arg, const std::vector<std::string>& include,
+std::vector<WalkEntry> walk_directory(const std::string& root_arg,
+                                      const std::vector<std::string>& include,
                                       const std::vector<std::string>& exclude) {
   std::error_code ec;
   const fs::path root = fs::canonical(root_arg, ec);
@@ -63,7 +64,8 @@ std::vector<WalkEntry> walk_directory(const std::string& root_arg, const std::ve
     if (!selected(rel, include, exclude)) continue;
     out.push_back({p.string(), rel, "", ""});
   }
-  std::sort(out.begin(), out.end(), [](const WalkEntry& a, const WalkEntry& b) { return a.relative < b.relative; });
+  std::sort(out.begin(), out.end(),
+            [](const WalkEntry& a, const WalkEntry& b) { return a.relative < b.relative; });
   return out;
 }
 

@@ -7,9 +7,9 @@
 namespace quarry::lifecycle {
 
 struct WalkEntry {
-  std::string absolute;  // path to read
-  std::string relative;  // '/'-separated path below the root: the document's filename
-  std::string error_code;     // set when the entry is refused (e.g. a symlink out of the root)
+  std::string absolute;    // path to read
+  std::string relative;    // '/'-separated path below the root: the document's filename
+  std::string error_code;  // set when the entry is refused (e.g. a symlink out of the root)
   std::string error_message;
 };
 
@@ -17,7 +17,8 @@ struct WalkEntry {
 // Symlinks are followed only when their target resolves inside the root; directory symlinks
 // are never descended (no cycles). Include globs (any must match, default all) and exclude
 // globs (none may match) apply to the relative path.
-std::vector<WalkEntry> walk_directory(const std::string& root, const std::vector<std::string>& include,
+std::vector<WalkEntry> walk_directory(const std::string& root,
+                                      const std::vector<std::string>& include,
                                       const std::vector<std::string>& exclude);
 
 }  // namespace quarry::lifecycle

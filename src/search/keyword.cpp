@@ -16,14 +16,13 @@ namespace {
 // words carry almost no IDF, but each one OR-ed into the query makes FTS5 visit its whole
 // posting list: dropping them is both faster and measured neutral-to-better (docs/benchmarks.md).
 constexpr std::array<std::string_view, 71> kStopwords = {
-    "a",    "an",   "and",  "are",  "as",    "at",    "be",    "but",   "by",    "for",
-    "if",   "in",   "into", "is",   "it",    "no",    "not",   "of",    "on",    "or",
-    "such", "that", "the",  "their", "then", "there", "these", "they",  "this",  "to",
-    "was",  "will", "with", "were", "been",  "being", "do",    "does",  "did",   "has",
-    "have", "had",  "from", "its",  "than",  "which", "who",   "whom",  "what",  "when",
-    "where", "why", "how",  "i",    "me",    "my",    "we",    "our",   "you",   "your",
-    "he",   "him",  "his",  "she",  "her",   "them",  "so",    "can",   "would", "should",
-    "could"};
+    "a",    "an",    "and",   "are",    "as",    "at",   "be",    "but",  "by",  "for",  "if",
+    "in",   "into",  "is",    "it",     "no",    "not",  "of",    "on",   "or",  "such", "that",
+    "the",  "their", "then",  "there",  "these", "they", "this",  "to",   "was", "will", "with",
+    "were", "been",  "being", "do",     "does",  "did",  "has",   "have", "had", "from", "its",
+    "than", "which", "who",   "whom",   "what",  "when", "where", "why",  "how", "i",    "me",
+    "my",   "we",    "our",   "you",    "your",  "he",   "him",   "his",  "she", "her",  "them",
+    "so",   "can",   "would", "should", "could"};
 
 constexpr std::size_t kMaxTerms = 64;
 
@@ -40,11 +39,22 @@ bool is_separator(std::uint32_t cp) {
 
 // Decodes the code point at text[i] (text is valid UTF-8) and its length.
 std::uint32_t decode(const std::string& t, std::size_t i, std::size_t* len) {
-  auto b = [&](std::size_t k) { return static_cast<std::uint32_t>(static_cast<unsigned char>(t[i + k])); };
+  auto b = [&](std::size_t k) {
+    return static_cast<std::uint32_t>(static_cast<unsigned char>(t[i + k]));
+  };
   std::uint32_t c = b(0);
-  if (c < 0x80) { *len = 1; return c; }
-  if (c < 0xE0) { *len = 2; return ((c & 0x1F) << 6) | (b(1) & 0x3F); }
-  if (c < 0xF0) { *len = 3; return ((c & 0x0F) << 12) | ((b(1) & 0x3F) << 6) | (b(2) & 0x3F); }
+  if (c < 0x80) {
+    *len = 1;
+    return c;
+  }
+  if (c < 0xE0) {
+    *len = 2;
+    return ((c & 0x1F) << 6) | (b(1) & 0x3F);
+  }
+  if (c < 0xF0) {
+    *len = 3;
+    return ((c & 0x0F) << 12) | ((b(1) & 0x3F) << 6) | (b(2) & 0x3F);
+  }
   *len = 4;
   return ((c & 0x07) << 18) | ((b(1) & 0x3F) << 12) | ((b(2) & 0x3F) << 6) | (b(3) & 0x3F);
 }
@@ -117,7 +127,8 @@ Document to_document(const catalog::DocumentRow& r, const std::string& data_dir)
   d.index_status.vector = "not_built";
   if (!data_dir.empty()) {
     d.markdown_path = data_dir + "/kb/" + r.kb + "/docs/" + r.id + ".md";
-    d.raw_path = data_dir + "/kb/" + r.kb + "/raw/" + r.id + (r.raw_ext.empty() ? "" : "." + r.raw_ext);
+    d.raw_path =
+        data_dir + "/kb/" + r.kb + "/raw/" + r.id + (r.raw_ext.empty() ? "" : "." + r.raw_ext);
   }
   return d;
 }
@@ -128,7 +139,8 @@ std::vector<Hit> keyword_search(const catalog::Catalog& cat, const std::string& 
   if (top_k < 1 || top_k > 1000)
     throw Error(Code::invalid_argument, "top_k must be between 1 and 1000", {{"field", "top_k"}});
   if (min_score < 0 || min_score > 1)
-    throw Error(Code::invalid_argument, "min_score must be between 0 and 1", {{"field", "min_score"}});
+    throw Error(Code::invalid_argument, "min_score must be between 0 and 1",
+                {{"field", "min_score"}});
   catalog::KeywordQuery q;
   q.match = advanced ? query : safe_match_expression(query, params.drop_stopwords);
   if (q.match.empty()) {
@@ -154,7 +166,8 @@ std::vector<Hit> keyword_search(const catalog::Catalog& cat, const std::string& 
       cat.load_keyword_rows(rows.data() + i, rows.data() + batch);
     }
     if (!r.loaded) continue;  // deleted between the phases
-    if (params.collapse_windows && r.chunk.parent_chunk && !parents.insert(*r.chunk.parent_chunk).second)
+    if (params.collapse_windows && r.chunk.parent_chunk &&
+        !parents.insert(*r.chunk.parent_chunk).second)
       continue;
     Hit h;
     h.kb = r.doc.kb;
@@ -170,7 +183,8 @@ std::vector<Hit> keyword_search(const catalog::Catalog& cat, const std::string& 
     h.raw_score = r.raw_score;
     h.score = score;
     h.metric = "bm25";
-    if (r.doc.subject_key && r.doc.subject_value) h.subject = Subject{*r.doc.subject_key, *r.doc.subject_value};
+    if (r.doc.subject_key && r.doc.subject_value)
+      h.subject = Subject{*r.doc.subject_key, *r.doc.subject_value};
     h.metadata_json = std::move(r.doc.metadata_json);
     texts.push_back(&r.chunk.text);
     hits.push_back(std::move(h));

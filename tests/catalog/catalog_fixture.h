@@ -107,9 +107,9 @@ inline void expect_integrity(const Catalog& cat) {
   for (const auto& kb : cat.list_kbs()) {
     const std::string fts = fts_table(kb.id);
     char* err = nullptr;
-    int rc = sqlite3_exec(cat.handle(),
-                          ("INSERT INTO " + fts + "(" + fts + ") VALUES('integrity-check')").c_str(),
-                          nullptr, nullptr, &err);
+    int rc = sqlite3_exec(
+        cat.handle(), ("INSERT INTO " + fts + "(" + fts + ") VALUES('integrity-check')").c_str(),
+        nullptr, nullptr, &err);
     EXPECT_EQ(rc, SQLITE_OK) << "FTS integrity of " << kb.name << ": " << (err ? err : "");
     sqlite3_free(err);
   }

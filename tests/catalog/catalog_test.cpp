@@ -172,7 +172,8 @@ TEST_F(CatalogTest, KeywordSearchNeverCrossesKbs) {
     auto d2 = make_doc("two", "doc" + std::to_string(i) + ".md");  // same names, too
     cat->put_document(d1, make_chunks({"narwhal common " + std::to_string(i)}),
                       who("document.add", "one", d1.id));
-    cat->put_document(d2, make_chunks({"narwhal common narwhal"}), who("document.add", "two", d2.id));
+    cat->put_document(d2, make_chunks({"narwhal common narwhal"}),
+                      who("document.add", "two", d2.id));
     in_one.insert(d1.id);
     in_two.insert(d2.id);
   }
@@ -233,7 +234,8 @@ TEST_F(CatalogTest, EveryWriteIsAudited) {
   auto e = make_doc("k", "e.md", R"({"s": 2})");
   cat->put_document(e, make_chunks({"t"}), who("document.add", "k", e.id));
   cat->delete_document("k", d.id, who("document.delete", "k", d.id));
-  cat->delete_where("k", core::parse_filter_text(R"({"s": 2})"), who("document.delete_where", "k", ""));
+  cat->delete_where("k", core::parse_filter_text(R"({"s": 2})"),
+                    who("document.delete_where", "k", ""));
   cat->delete_kb("k", who("kb.delete", "k", "k"));
 
   auto rows = cat->list_audit(100);
@@ -247,9 +249,8 @@ TEST_F(CatalogTest, EveryWriteIsAudited) {
     EXPECT_GT(it->at, 0);
   }
   EXPECT_EQ(actions, (std::vector<std::string>{"kb.create", "kb.set", "document.add",
-                                               "document.update", "document.add",
-                                               "document.delete", "document.delete_where",
-                                               "kb.delete"}));
+                                               "document.update", "document.add", "document.delete",
+                                               "document.delete_where", "kb.delete"}));
   // delete_where records what it deleted
   auto dw = std::find_if(rows.begin(), rows.end(),
                          [](const AuditRow& r) { return r.action == "document.delete_where"; });
@@ -299,8 +300,10 @@ TEST_F(CatalogTest, IntegrityCheckPassesAfterManyWrites) {
     cat->put_document(docs[static_cast<std::size_t>(i)], make_chunks({"gamma"}),
                       who("document.update", "k", docs[static_cast<std::size_t>(i)].id));
   for (int i = 1; i < 30; i += 3)
-    cat->delete_document("k", docs[static_cast<std::size_t>(i)].id, who("document.delete", "k", ""));
-  cat->delete_where("k", core::parse_filter_text(R"({"i": {"$gte": 25}})"), who("document.delete_where", "k", ""));
+    cat->delete_document("k", docs[static_cast<std::size_t>(i)].id,
+                         who("document.delete", "k", ""));
+  cat->delete_where("k", core::parse_filter_text(R"({"i": {"$gte": 25}})"),
+                    who("document.delete_where", "k", ""));
   expect_integrity(*cat);
   EXPECT_EQ(search_ids(*cat, "k", "gamma").size(), 9u);  // 0,3,...,24 (27 deleted by delete_where)
 }

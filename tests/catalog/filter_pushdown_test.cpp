@@ -30,21 +30,33 @@ class Rng {
   std::size_t below(std::size_t n) { return static_cast<std::size_t>(next() % n); }
   bool chance(int percent) { return below(100) < static_cast<std::size_t>(percent); }
   template <typename T>
-  const T& pick(const std::vector<T>& v) { return v[below(v.size())]; }
+  const T& pick(const std::vector<T>& v) {
+    return v[below(v.size())];
+  }
 
  private:
   std::uint64_t x_;
 };
 
 const std::vector<json>& numbers() {
-  static const std::vector<json> v = {json(-3), json(-1), json(0), json(1), json(2), json(3),
-                                      json(100), json(-1.5), json(0.5), json(2.5), json(3.0),
-                                      json(1e10), json(9007199254740993LL),
+  static const std::vector<json> v = {json(-3),
+                                      json(-1),
+                                      json(0),
+                                      json(1),
+                                      json(2),
+                                      json(3),
+                                      json(100),
+                                      json(-1.5),
+                                      json(0.5),
+                                      json(2.5),
+                                      json(3.0),
+                                      json(1e10),
+                                      json(9007199254740993LL),
                                       json(9007199254740992.0)};
   return v;
 }
 const std::vector<json>& strings() {
-  static const std::vector<json> v = {json(""), json("a"), json("b"), json("B"), json("ab"),
+  static const std::vector<json> v = {json(""),  json("a"), json("b"), json("B"),  json("ab"),
                                       json("5"), json("2"), json("é"), json("zz"), json("a b")};
   return v;
 }
@@ -52,11 +64,15 @@ const std::vector<json>& strings() {
 json random_scalar(Rng& r) {
   switch (r.below(6)) {
     case 0:
-    case 1: return r.pick(numbers());
+    case 1:
+      return r.pick(numbers());
     case 2:
-    case 3: return r.pick(strings());
-    case 4: return json(r.chance(50));
-    default: return json(nullptr);
+    case 3:
+      return r.pick(strings());
+    case 4:
+      return json(r.chance(50));
+    default:
+      return json(nullptr);
   }
 }
 
@@ -81,18 +97,21 @@ json random_metadata(Rng& r) {
 }
 
 const std::vector<std::string>& fields() {
-  static const std::vector<std::string> v = {"n", "s", "b", "v", "k-1", "tag", "nested",
-                                             "nested.x", "nested.y", "nested.x.deep", "missing",
-                                             "n.x"};
+  static const std::vector<std::string> v = {
+      "n",       "s",  "b", "v", "k-1", "tag", "nested", "nested.x", "nested.y", "nested.x.deep",
+      "missing", "n.x"};
   return v;
 }
 
 json random_condition(Rng& r) {
   static const std::vector<std::string> ranges = {"$gt", "$gte", "$lt", "$lte"};
   switch (r.below(9)) {
-    case 0: return random_scalar(r);  // implicit equality
-    case 1: return json{{"$eq", random_scalar(r)}};
-    case 2: return json{{"$ne", random_scalar(r)}};
+    case 0:
+      return random_scalar(r);  // implicit equality
+    case 1:
+      return json{{"$eq", random_scalar(r)}};
+    case 2:
+      return json{{"$ne", random_scalar(r)}};
     case 3:
     case 4: {
       json v = r.chance(60) ? r.pick(numbers()) : r.pick(strings());
@@ -106,7 +125,8 @@ json random_condition(Rng& r) {
       for (std::size_t i = 0, n = r.below(5); i < n; ++i) list.push_back(random_scalar(r));
       return json{{r.chance(50) ? "$in" : "$nin", list}};
     }
-    default: return json{{"$exists", r.chance(50)}};
+    default:
+      return json{{"$exists", r.chance(50)}};
   }
 }
 
@@ -119,7 +139,8 @@ json random_filter(Rng& r, int depth) {
     return f;
   }
   json list = json::array();
-  for (std::size_t i = 0, n = 1 + r.below(3); i < n; ++i) list.push_back(random_filter(r, depth + 1));
+  for (std::size_t i = 0, n = 1 + r.below(3); i < n; ++i)
+    list.push_back(random_filter(r, depth + 1));
   f[kind == 3 ? "$and" : "$or"] = list;
   if (kind == 5) f[r.pick(fields())] = random_condition(r);
   return f;
@@ -144,8 +165,9 @@ class FilterPushdownTest : public CatalogTest {
     for (int i = 0; i < n; ++i) {
       json md = random_metadata(r);
       auto d = make_doc("k", "doc" + std::to_string(i) + ".md", md.dump());
-      cat->put_document(d, with_chunks ? make_chunks({"quokka " + std::to_string(i)}) : std::vector<ChunkRow>{},
-                        who("document.add", "k", d.id));
+      cat->put_document(
+          d, with_chunks ? make_chunks({"quokka " + std::to_string(i)}) : std::vector<ChunkRow>{},
+          who("document.add", "k", d.id));
       docs[d.id] = md;
       // A twin in another KB with the same metadata must never show up.
       auto twin = make_doc("other", "doc" + std::to_string(i) + ".md", md.dump());
@@ -203,15 +225,34 @@ TEST_F(FilterPushdownTest, HandWrittenEdgeCasesEqualReferenceSemantics) {
     docs[d.id] = json::parse(metadata[i]);
   }
   const std::vector<std::string> filters = {
-      R"({"n": 5})", R"({"n": "5"})", R"({"n": true})", R"({"n": null})",
-      R"({"n": {"$ne": 5}})", R"({"n": {"$ne": null}})", R"({"n": {"$exists": true}})",
-      R"({"n": {"$exists": false}})", R"({"n": {"$gt": 4}})", R"({"n": {"$gte": "5"}})",
-      R"({"n": {"$lt": 9007199254740993}})", R"({"n": {"$gt": 9007199254740992}})",
-      R"({"n": 9007199254740992})", R"({"n": {"$gt": 1e19}})", R"({"n": {"$lt": -9.3e18}})",
-      R"({"n": {"$in": [5, "5", null]}})", R"({"n": {"$nin": [5, true]}})", R"({"n": {"$in": []}})",
-      R"({"n": {"$nin": []}})", R"({"n.x": 5})", R"({"s": "it's \"quoted\""})",
-      R"({"s": {"$gt": "z"}})", R"({"s": {"$lte": ""}})", R"({"a.b.c": 1})",
-      R"({"a.b": "x"})", R"({"a.b": 7})", R"({"a.b": {"$exists": false}})", R"({"k-1": false})",
+      R"({"n": 5})",
+      R"({"n": "5"})",
+      R"({"n": true})",
+      R"({"n": null})",
+      R"({"n": {"$ne": 5}})",
+      R"({"n": {"$ne": null}})",
+      R"({"n": {"$exists": true}})",
+      R"({"n": {"$exists": false}})",
+      R"({"n": {"$gt": 4}})",
+      R"({"n": {"$gte": "5"}})",
+      R"({"n": {"$lt": 9007199254740993}})",
+      R"({"n": {"$gt": 9007199254740992}})",
+      R"({"n": 9007199254740992})",
+      R"({"n": {"$gt": 1e19}})",
+      R"({"n": {"$lt": -9.3e18}})",
+      R"({"n": {"$in": [5, "5", null]}})",
+      R"({"n": {"$nin": [5, true]}})",
+      R"({"n": {"$in": []}})",
+      R"({"n": {"$nin": []}})",
+      R"({"n.x": 5})",
+      R"({"s": "it's \"quoted\""})",
+      R"({"s": {"$gt": "z"}})",
+      R"({"s": {"$lte": ""}})",
+      R"({"a.b.c": 1})",
+      R"({"a.b": "x"})",
+      R"({"a.b": 7})",
+      R"({"a.b": {"$exists": false}})",
+      R"({"k-1": false})",
       R"({"k-1": {"$ne": false}})",
       R"({"$or": [{"n": 5}, {"s": {"$exists": true}}]})",
       R"({"$and": [{"n": {"$exists": true}}, {"n": {"$nin": [5]}}]})",
@@ -242,7 +283,8 @@ TEST_F(FilterPushdownTest, FilteredKeywordSearchReturnsKHitsWhenKMatch) {
   // 200 documents rank high for "ocelot" but are filtered out; 12 rank low and match.
   for (int i = 0; i < 200; ++i) {
     auto d = make_doc("k", "loud" + std::to_string(i) + ".md", R"({"keep": false})");
-    cat->put_document(d, make_chunks({"ocelot ocelot ocelot ocelot"}), who("document.add", "k", d.id));
+    cat->put_document(d, make_chunks({"ocelot ocelot ocelot ocelot"}),
+                      who("document.add", "k", d.id));
   }
   std::set<std::string> keep;
   for (int i = 0; i < 12; ++i) {
@@ -286,7 +328,7 @@ TEST_F(FilterPushdownTest, DeleteWhereRemovesExactlyTheMatchingDocuments) {
   }
   EXPECT_GT(total_deleted, 0u);
   auto found = search_ids(*cat, "k", "quokka", 1000);
-  EXPECT_EQ(found.size(), docs.size());  // the index forgot every deleted chunk
+  EXPECT_EQ(found.size(), docs.size());              // the index forgot every deleted chunk
   EXPECT_EQ(cat->kb_stats("other").documents, 150);  // the twin KB is untouched
   expect_integrity(*cat);
 }

@@ -162,7 +162,8 @@ TEST_F(CatalogTest, CatalogStaysIntactAfterAKilledWriter) {
       WriterLock lock(dir.path().string(), 1000);
       for (int i = 0;; ++i) {
         auto d = make_doc("k", "child" + std::to_string(i) + ".md");
-        c->put_document(d, make_chunks({"child text", "more text"}), who("document.add", "k", d.id));
+        c->put_document(d, make_chunks({"child text", "more text"}),
+                        who("document.add", "k", d.id));
       }
     } catch (...) {
       _exit(kOtherError);

@@ -160,7 +160,8 @@ TEST(FilterMatches, IntegersBeyondDoublePrecisionCompareExactly) {
   EXPECT_TRUE(matches(R"({"id": {"$gt": 9007199254740992.0}})", R"({"id": 9007199254740993})"));
   EXPECT_TRUE(matches(R"({"id": {"$lt": 9007199254740993}})", R"({"id": 9007199254740992.0})"));
   EXPECT_TRUE(matches(R"({"id": 18446744073709551615})", R"({"id": 18446744073709551615})"));
-  EXPECT_TRUE(matches(R"({"id": {"$gt": 9223372036854775807}})", R"({"id": 18446744073709551615})"));
+  EXPECT_TRUE(
+      matches(R"({"id": {"$gt": 9223372036854775807}})", R"({"id": 18446744073709551615})"));
   EXPECT_TRUE(matches(R"({"x": {"$gt": 2, "$lt": 3}})", R"({"x": 2.5})"));
   EXPECT_TRUE(matches(R"({"x": {"$gt": -3, "$lt": -2}})", R"({"x": -2.5})"));
   EXPECT_TRUE(matches(R"({"x": {"$gt": 2.5}})", R"({"x": 3})"));

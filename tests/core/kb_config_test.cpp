@@ -64,9 +64,9 @@ TEST(KbConfig, MaxTokensBoundsAreInclusive16To8191) {
             std::make_pair(Code::invalid_argument, std::string("chunking.max_tokens")));
   EXPECT_EQ(config_error(R"({"chunking": {"max_tokens": 8192}})"),
             std::make_pair(Code::invalid_argument, std::string("chunking.max_tokens")));
-  EXPECT_EQ(*kb_config_from_json(json::parse(R"({"chunking": {"max_tokens": 16}})"))
-                 .chunking.max_tokens,
-            16);
+  EXPECT_EQ(
+      *kb_config_from_json(json::parse(R"({"chunking": {"max_tokens": 16}})")).chunking.max_tokens,
+      16);
   EXPECT_EQ(*kb_config_from_json(json::parse(R"({"chunking": {"max_tokens": 8191}})"))
                  .chunking.max_tokens,
             8191);
@@ -86,7 +86,8 @@ TEST(KbConfig, WrongTypesAreRefused) {
 TEST(KbConfig, OverlapAboveHalfOfMaxIsRefused) {
   EXPECT_EQ(config_error(R"({"chunking": {"max_tokens": 100, "overlap_tokens": 51}})"),
             std::make_pair(Code::invalid_argument, std::string("chunking.overlap_tokens")));
-  auto c = kb_config_from_json(json::parse(R"({"chunking": {"max_tokens": 100, "overlap_tokens": 50}})"));
+  auto c = kb_config_from_json(
+      json::parse(R"({"chunking": {"max_tokens": 100, "overlap_tokens": 50}})"));
   EXPECT_EQ(c.chunking.effective_overlap_tokens(), 50);
   // Against the default max of 512: 256 is fine, 257 is not.
   EXPECT_NO_THROW(kb_config_from_json(json::parse(R"({"chunking": {"overlap_tokens": 256}})")));
@@ -103,7 +104,8 @@ TEST(KbConfig, BudgetsAreRefusedUnderProfileNone) {
 }
 
 TEST(KbConfig, SubjectKeysMustBeIdentifiers) {
-  auto c = kb_config_from_json(json::parse(R"({"subjects": {"keys": ["contact_id", "company_id"]}})"));
+  auto c =
+      kb_config_from_json(json::parse(R"({"subjects": {"keys": ["contact_id", "company_id"]}})"));
   EXPECT_EQ(c.subjects.keys, (std::vector<std::string>{"contact_id", "company_id"}));
   EXPECT_EQ(config_error(R"({"subjects": {"keys": ["has space"]}})").second, "subjects.keys");
   EXPECT_EQ(config_error(R"({"subjects": {"rule": "at_least_one"}})").second, "subjects.rule");
@@ -128,7 +130,8 @@ TEST(KbName, InvalidNamesAreRefused) {
 }
 
 TEST(KbName, ValidNamesAreAccepted) {
-  for (std::string good : {std::string("a"), std::string("kb_1-x"), std::string("0"), std::string("9lives"), std::string("a-"), std::string(63, 'z')})
+  for (std::string good : {std::string("a"), std::string("kb_1-x"), std::string("0"),
+                           std::string("9lives"), std::string("a-"), std::string(63, 'z')})
     EXPECT_NO_THROW(validate_kb_name(good)) << good;
 }
 

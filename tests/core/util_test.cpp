@@ -15,7 +15,8 @@ constexpr const char* kCrockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 std::int64_t ulid_time_ms(const std::string& ulid) {
   // The first 10 characters carry the 48-bit millisecond timestamp.
   std::int64_t v = 0;
-  for (int i = 0; i < 10; ++i) v = v * 32 + static_cast<std::int64_t>(std::string(kCrockford).find(ulid[i]));
+  for (int i = 0; i < 10; ++i)
+    v = v * 32 + static_cast<std::int64_t>(std::string(kCrockford).find(ulid[i]));
   return v;
 }
 
@@ -76,13 +77,13 @@ TEST(Utf8, ValidSequencesAreAccepted) {
   EXPECT_TRUE(is_valid_utf8(""));
   EXPECT_TRUE(is_valid_utf8("plain ascii"));
   EXPECT_TRUE(is_valid_utf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"));  // é € 😀
-  EXPECT_TRUE(is_valid_utf8("\xF4\x8F\xBF\xBF"));                          // U+10FFFF
-  EXPECT_TRUE(is_valid_utf8("\xED\x9F\xBF"));                              // U+D7FF
+  EXPECT_TRUE(is_valid_utf8("\xF4\x8F\xBF\xBF"));                           // U+10FFFF
+  EXPECT_TRUE(is_valid_utf8("\xED\x9F\xBF"));                               // U+D7FF
   EXPECT_TRUE(is_valid_utf8(std::string("\0", 1)));
 }
 
 TEST(Utf8, OverlongEncodingsAreInvalid) {
-  EXPECT_FALSE(is_valid_utf8("\xC0\xAF"));          // '/' in two bytes
+  EXPECT_FALSE(is_valid_utf8("\xC0\xAF"));  // '/' in two bytes
   EXPECT_FALSE(is_valid_utf8("\xC1\xBF"));
   EXPECT_FALSE(is_valid_utf8("\xE0\x80\xAF"));      // '/' in three bytes
   EXPECT_FALSE(is_valid_utf8("\xF0\x80\x80\xAF"));  // '/' in four bytes
@@ -97,22 +98,24 @@ TEST(Utf8, SurrogatesAndOutOfRangeAreInvalid) {
 }
 
 TEST(Utf8, TruncatedAndStrayBytesAreInvalid) {
-  EXPECT_FALSE(is_valid_utf8("\xE2\x82"));       // € missing its last byte
+  EXPECT_FALSE(is_valid_utf8("\xE2\x82"));         // € missing its last byte
   EXPECT_FALSE(is_valid_utf8("abc\xF0\x9F\x98"));  // at the end of the input
   EXPECT_FALSE(is_valid_utf8("\xC3"));
-  EXPECT_FALSE(is_valid_utf8("\x80"));  // lone continuation byte
+  EXPECT_FALSE(is_valid_utf8("\x80"));   // lone continuation byte
   EXPECT_FALSE(is_valid_utf8("\xC3 "));  // lead byte followed by a non-continuation
 }
 
 TEST(Utf8, RepairReplacesInvalidBytesAndKeepsTheRest) {
   const std::string fffd = "\xEF\xBF\xBD";
-  EXPECT_EQ(repair_utf8("a\xFF" "b"), "a" + fffd + "b");
+  EXPECT_EQ(repair_utf8("a\xFF"
+                        "b"),
+            "a" + fffd + "b");
   EXPECT_EQ(repair_utf8("\x80"), fffd);
   const std::string valid = "caf\xC3\xA9 \xF0\x9F\x98\x80";
   EXPECT_EQ(repair_utf8(valid), valid);
-  for (std::string bad : {std::string("\xC0\xAF"), std::string("\xED\xA0\x80x"),
-                          std::string("x\xE2\x82"), std::string("\xF4\x90\x80\x80"),
-                          std::string("ok\xC3 done"), std::string("\xF0\x9F\x98")}) {
+  for (std::string bad :
+       {std::string("\xC0\xAF"), std::string("\xED\xA0\x80x"), std::string("x\xE2\x82"),
+        std::string("\xF4\x90\x80\x80"), std::string("ok\xC3 done"), std::string("\xF0\x9F\x98")}) {
     std::string fixed = repair_utf8(bad);
     EXPECT_TRUE(is_valid_utf8(fixed)) << bad;
     EXPECT_NE(fixed.find(fffd), std::string::npos) << bad;

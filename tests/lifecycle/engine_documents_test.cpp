@@ -119,7 +119,8 @@ TEST_F(EngineTest, EditReplacesTheMarkdownAndKeepsTheRaw) {
   engine->create_kb("k", "");
   auto item = add("k", "guide.md", kGuide);
   Document before = engine->get_document("k", item.doc_id);
-  Document after = engine->edit_document("k", item.doc_id, "# Field guide\n\nFlamingos are pink wading birds.\n");
+  Document after = engine->edit_document("k", item.doc_id,
+                                         "# Field guide\n\nFlamingos are pink wading birds.\n");
   EXPECT_EQ(after.id, item.doc_id);
   EXPECT_NE(after.content_sha256, before.content_sha256);
   EXPECT_EQ(after.source_sha256, before.source_sha256);
@@ -142,7 +143,8 @@ TEST_F(EngineTest, ReconvertRestoresTheConvertedRaw) {
   EXPECT_EQ(d.converter, "markdown");
   EXPECT_EQ(hit_docs("k", "capybara"), std::vector<std::string>{item.doc_id});
   EXPECT_TRUE(hit_docs("k", "flamingos").empty());
-  EXPECT_NE(engine->read_markdown("k", item.doc_id).find("largest living rodent"), std::string::npos);
+  EXPECT_NE(engine->read_markdown("k", item.doc_id).find("largest living rodent"),
+            std::string::npos);
 }
 
 TEST_F(EngineTest, DeleteDocumentRemovesFilesAndHits) {
@@ -162,6 +164,35 @@ TEST_F(EngineTest, DeleteDocumentRemovesFilesAndHits) {
   EXPECT_TRUE(engine->grep(g).matches.empty());
   // the name is free again
   EXPECT_EQ(add("k", "a.md", kGuide).status, "added");
+}
+
+TEST_F(EngineTest, KnowledgeBasesNeverLeakIntoEachOther) {
+  engine->create_kb("one", "");
+  engine->create_kb("two", "");
+  auto a = add("one", "same.md", "# Same\n\nthe axolotl regrows limbs\n", R"({"team": "x"})");
+  auto b = add("two", "same.md", "# Same\n\nthe axolotl regrows limbs\n", R"({"team": "x"})");
+  EXPECT_NE(a.doc_id, b.doc_id);
+  EXPECT_EQ(b.status, "added");  // identity is per KB
+  for (const auto& h : search("one", "axolotl")) {
+    EXPECT_EQ(h.kb, "one");
+    EXPECT_EQ(h.doc_id, a.doc_id);
+  }
+  EXPECT_EQ(hit_docs("two", "axolotl"), std::vector<std::string>{b.doc_id});
+  GrepRequest g;
+  g.kb = "two";
+  g.pattern = "axolotl";
+  auto gr = engine->grep(g);
+  ASSERT_EQ(gr.matches.size(), 1u);
+  EXPECT_EQ(gr.matches[0].doc_id, b.doc_id);
+  EXPECT_EQ(code_of([&] { engine->get_document("two", a.doc_id); }), Code::not_found);
+  EXPECT_EQ(code_of([&] { engine->read_markdown("two", a.doc_id); }), Code::not_found);
+  EXPECT_EQ(code_of([&] { engine->edit_document("two", a.doc_id, "# x\n\ny"); }), Code::not_found);
+  EXPECT_EQ(code_of([&] { engine->delete_document("two", a.doc_id); }), Code::not_found);
+  EXPECT_EQ(engine->delete_where("two", R"({"team": "x"})"), std::vector<std::string>{b.doc_id});
+  EXPECT_EQ(hit_docs("one", "axolotl"), std::vector<std::string>{a.doc_id});
+  EXPECT_TRUE(fs::exists(md_file("one", a.doc_id)));
+  engine->delete_kb("two");
+  EXPECT_EQ(hit_docs("one", "axolotl"), std::vector<std::string>{a.doc_id});
 }
 
 // Words of a snippet, with highlight markers and ellipses removed.
@@ -187,8 +218,10 @@ TEST_F(EngineTest, HitOffsetsPointAtTheChunkBytesInTheMarkdownFile) {
   engine->create_kb("k", R"({"chunking": {"max_tokens": 40, "overlap_tokens": 8}})");
   std::string long_doc = "# Rivers\n\n";
   for (int i = 0; i < 30; ++i)
-    long_doc += "Sentence " + std::to_string(i) + " mentions the otter and the heron by the water. ";
-  long_doc += "\n\n## Mountains\n\nThe ibex climbs; the otter does not.\n\n```\ncode otter block\n```\n";
+    long_doc +=
+        "Sentence " + std::to_string(i) + " mentions the otter and the heron by the water. ";
+  long_doc +=
+      "\n\n## Mountains\n\nThe ibex climbs; the otter does not.\n\n```\ncode otter block\n```\n";
   add("k", "rivers.md", long_doc);
   add("k", "crlf.md", "# Windows\r\n\r\nAn otter with CRLF line ends.\r\nAnd a heron.\r\n");
   add("k", "unicode.md", "# Ünïcödé\n\nL'otter café — naïve heron façade 😀 otter.\n");
@@ -229,7 +262,8 @@ TEST_F(EngineTest, HitOffsetsPointAtTheChunkBytesInTheMarkdownFile) {
     auto chunks = cat->chunks_of("k", d.id);
     EXPECT_EQ(static_cast<std::int64_t>(chunks.size()), d.chunk_count);
     for (const auto& c : chunks)
-      EXPECT_EQ(file.substr(static_cast<std::size_t>(c.offset), static_cast<std::size_t>(c.length)), c.text)
+      EXPECT_EQ(file.substr(static_cast<std::size_t>(c.offset), static_cast<std::size_t>(c.length)),
+                c.text)
           << d.filename << " chunk " << c.index;
   }
 }
@@ -246,10 +280,12 @@ TEST_F(EngineTest, OffsetsStayExactAfterEditAndRechunk) {
   auto chunks = cat->chunks_of("k", item.doc_id);
   ASSERT_GT(chunks.size(), 3u);
   for (const auto& c : chunks)
-    EXPECT_EQ(file.substr(static_cast<std::size_t>(c.offset), static_cast<std::size_t>(c.length)), c.text);
+    EXPECT_EQ(file.substr(static_cast<std::size_t>(c.offset), static_cast<std::size_t>(c.length)),
+              c.text);
   for (const auto& h : search("k", "lemur")) {
     EXPECT_EQ(h.doc_id, item.doc_id);
-    EXPECT_NE(file.substr(static_cast<std::size_t>(h.offset), static_cast<std::size_t>(h.length)).find("lemur"),
+    EXPECT_NE(file.substr(static_cast<std::size_t>(h.offset), static_cast<std::size_t>(h.length))
+                  .find("lemur"),
               std::string::npos);
   }
 }
@@ -258,7 +294,9 @@ TEST_F(EngineTest, ListDocumentsPaginatesWithACursor) {
   engine->create_kb("k", "");
   std::set<std::string> ids;
   for (int i = 0; i < 7; ++i)
-    ids.insert(add("k", "d" + std::to_string(i) + ".md", "# D\n\ndocument number " + std::to_string(i)).doc_id);
+    ids.insert(
+        add("k", "d" + std::to_string(i) + ".md", "# D\n\ndocument number " + std::to_string(i))
+            .doc_id);
   std::vector<std::string> seen;
   std::string cursor;
   int pages = 0;

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <map>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>

@@ -74,8 +74,8 @@ TEST_F(SubjectTest, HitsAndDocumentsReportTheirOwnSubject) {
                 R"({"contact_id": "c1"})");
   auto c2 = add("crm", "c2.md", "# Call\n\nAnother customer asked about the invoice.",
                 R"({"contact_id": "c2"})");
-  auto co = add("crm", "acme.md", "# Acme\n\nCompany-wide invoice policy.",
-                R"({"company_id": "acme"})");
+  auto co =
+      add("crm", "acme.md", "# Acme\n\nCompany-wide invoice policy.", R"({"company_id": "acme"})");
   std::map<std::string, std::pair<std::string, std::string>> want = {
       {c1.doc_id, {"contact_id", "c1"}},
       {c2.doc_id, {"contact_id", "c2"}},
@@ -139,7 +139,9 @@ TEST_F(SubjectTest, DeleteWhereForgetsEverythingOfOneSubject) {
 
 TEST_F(SubjectTest, SubjectKeysCannotChangeUnderExistingDocuments) {
   add("crm", "a.md", "# A\n\nx", R"({"contact_id": "c1"})");
-  EXPECT_EQ(code_of([&] { engine->set_kb("crm", {{"subjects.keys", R"(["deal_id"])"}}); }),
+  EXPECT_EQ(code_of([&] {
+              engine->set_kb("crm", {{"subjects.keys", R"(["deal_id"])"}});
+            }),
             Code::conflict);
 }
 
@@ -162,7 +164,8 @@ class DirectoryIngestTest : public EngineTest {
     write_file(outside, "# O\n\noutside ocelot\n");
   }
 
-  IngestReport ingest(std::vector<std::string> include = {}, std::vector<std::string> exclude = {}) {
+  IngestReport ingest(std::vector<std::string> include = {},
+                      std::vector<std::string> exclude = {}) {
     IngestOptions o;
     o.include = std::move(include);
     o.exclude = std::move(exclude);
@@ -223,7 +226,8 @@ TEST_F(DirectoryIngestTest, SymlinkOutOfTheRootIsForbiddenAndInsideIsFollowed) {
 TEST_F(DirectoryIngestTest, PerFileFailuresDoNotStopTheBatch) {
   engine->set_kb("k", {{"limits.max_upload_bytes", "2000"}});
   write_file(root / "empty.md", "");
-  write_file(root / "junk.txt", std::string("\x01\x02\x00\x03binary\x00\xff\xfe junk", 18) + std::string(200, '\0'));
+  write_file(root / "junk.txt",
+             std::string("\x01\x02\x00\x03binary\x00\xff\xfe junk", 18) + std::string(200, '\0'));
   write_file(root / "big.md", "# Big\n\n" + std::string(3000, 'x'));
   write_file(root / "image.xyz", "what is this");
   auto r = ingest();
@@ -263,7 +267,8 @@ TEST_F(DirectoryIngestTest, ProgressIsReported) {
 }
 
 TEST_F(DirectoryIngestTest, MissingPathIsNotFound) {
-  EXPECT_EQ(code_of([&] { engine->ingest_path("k", (dir / "nope").string(), {}); }), Code::not_found);
+  EXPECT_EQ(code_of([&] { engine->ingest_path("k", (dir / "nope").string(), {}); }),
+            Code::not_found);
   EXPECT_EQ(code_of([&] { engine->ingest_path("nokb", root.string(), {}); }), Code::not_found);
 }
 
@@ -386,10 +391,18 @@ TEST_F(EngineTest, ChangingChunkingRechunksEveryDocument) {
 TEST_F(EngineTest, SetKbUnknownKeyIsNamed) {
   engine->create_kb("k", "");
   std::map<std::string, std::string> details;
-  EXPECT_EQ(code_of([&] { engine->set_kb("k", {{"chunking.max_tokns", "64"}}); }, &details),
+  EXPECT_EQ(code_of(
+                [&] {
+                  engine->set_kb("k", {{"chunking.max_tokns", "64"}});
+                },
+                &details),
             Code::invalid_argument);
   EXPECT_EQ(details["field"], "chunking.max_tokns");
-  EXPECT_EQ(code_of([&] { engine->set_kb("k", {{"chunking.max_tokens", "8192"}}); }, &details),
+  EXPECT_EQ(code_of(
+                [&] {
+                  engine->set_kb("k", {{"chunking.max_tokens", "8192"}});
+                },
+                &details),
             Code::invalid_argument);
   EXPECT_EQ(details["field"], "chunking.max_tokens");
   EXPECT_EQ(code_of([&] { engine->set_kb("k", {}); }), Code::invalid_argument);
@@ -400,7 +413,8 @@ TEST_F(EngineTest, SetKbUnknownKeyIsNamed) {
 
 TEST_F(EngineTest, SetKbAppliesSeveralSettingsAndPersists) {
   engine->create_kb("k", "");
-  engine->set_kb("k", {{"description", "team notes"}, {"chunking.max_tokens", "128"},
+  engine->set_kb("k", {{"description", "team notes"},
+                       {"chunking.max_tokens", "128"},
                        {"chunking.overlap_tokens", "16"}});
   engine.reset();
   engine = open_engine();
@@ -471,8 +485,13 @@ TEST_F(EngineTest, RefusedRechunkLeavesConfigAndChunksUnchanged) {
   }();
   // 300 words in windows of 16 tokens need far more than 6 chunks.
   std::string why;
-  EXPECT_EQ(code_of([&] { engine->set_kb("k", {{"chunking.max_tokens", "16"}}); }, nullptr, &why),
-            Code::too_many_chunks) << why;
+  EXPECT_EQ(code_of(
+                [&] {
+                  engine->set_kb("k", {{"chunking.max_tokens", "16"}});
+                },
+                nullptr, &why),
+            Code::too_many_chunks)
+      << why;
   auto info = engine->describe_kb("k");
   EXPECT_FALSE(info.config.chunking.max_tokens.has_value()) << info.config_json;
   EXPECT_EQ(engine->get_document("k", big.doc_id).chunk_count, big_chunks);

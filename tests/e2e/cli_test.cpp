@@ -1,0 +1,490 @@
+// End-to-end: the real `quarry` binary, its JSON output, error envelope and exit statuses.
+#include <sys/file.h>
+
+#include <set>
+
+#include "cli_runner.h"
+#include "quarry/error.h"
+
+namespace quarry::e2e {
+namespace {
+using nlohmann::json;
+using quarry::testing::TempDir;
+using quarry::testing::write_file;
+
+constexpr int kPartialFailure = 20;
+
+// The error envelope {"error": {"code", "message", "details"}} with the given code.
+void expect_error(const RunResult& r, Code code) {
+  EXPECT_EQ(r.status, exit_status(code)) << r.out << r.err;
+  ASSERT_TRUE(r.json.is_object()) << r.out;
+  ASSERT_TRUE(r.json.contains("error")) << r.out;
+  const json& e = r.json["error"];
+  EXPECT_EQ(e["code"], code_name(code)) << r.out;
+  EXPECT_TRUE(e["message"].is_string());
+  EXPECT_FALSE(e["message"].get<std::string>().empty());
+  EXPECT_TRUE(e["details"].is_object()) << r.out;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  TempDir dir;
+  Cli cli{dir};
+  std::filesystem::path src = dir / "src";
+
+  void make_kb(const std::string& name = "k", std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"kb", "create", name};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = cli.json(args);
+    ASSERT_EQ(r.status, 0) << r.out << r.err;
+  }
+
+  std::string ingest_one(const std::string& name, const std::string& body,
+                         const std::string& metadata = "", const std::string& kb = "k") {
+    write_file(src / name, body);
+    std::vector<std::string> args = {"ingest", (src / name).string(), "--kb", kb};
+    if (!metadata.empty()) {
+      args.push_back("--metadata");
+      args.push_back(metadata);
+    }
+    auto r = cli.json(args);
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_EQ(r.json["added"], 1) << r.out;
+    return r.json["items"][0].value("doc_id", "");
+  }
+};
+
+TEST_F(CliTest, KbCreateListDescribeSetDelete) {
+  auto created =
+      cli.json({"kb", "create", "notes", "--description", "Team notes", "--max-tokens", "256"});
+  ASSERT_EQ(created.status, 0) << created.out << created.err;
+  EXPECT_EQ(created.json["name"], "notes");
+  EXPECT_EQ(created.json["description"], "Team notes");
+  EXPECT_EQ(created.json["config"]["chunking"]["max_tokens"], 256);
+  EXPECT_EQ(created.json["documents"], 0);
+
+  auto list = cli.json({"kb", "list"});
+  EXPECT_EQ(list.status, 0);
+  ASSERT_EQ(list.json["knowledge_bases"].size(), 1u);
+  EXPECT_EQ(list.json["knowledge_bases"][0]["name"], "notes");
+
+  auto desc = cli.json({"kb", "describe", "notes"});
+  EXPECT_EQ(desc.status, 0);
+  EXPECT_EQ(desc.json["config"]["chunking"]["profile"], "prose");
+  EXPECT_EQ(desc.json["index_status"]["keyword"], "not_built");
+
+  auto set =
+      cli.json({"kb", "set", "notes", "chunking.max_tokens=128", "description=Renamed notes"});
+  ASSERT_EQ(set.status, 0) << set.out;
+  EXPECT_EQ(set.json["config"]["chunking"]["max_tokens"], 128);
+  EXPECT_EQ(set.json["description"], "Renamed notes");
+  EXPECT_EQ(cli.json({"kb", "describe", "notes"}).json["config"]["chunking"]["max_tokens"], 128);
+
+  auto bad = cli.json({"kb", "set", "notes", "chunking.max_tokns=1"});
+  expect_error(bad, Code::invalid_argument);
+  EXPECT_EQ(bad.json["error"]["details"]["field"], "chunking.max_tokns");
+  expect_error(cli.json({"kb", "set", "notes", "novalue"}), Code::invalid_argument);
+
+  // stdin is not a terminal: delete without --yes is refused and deletes nothing.
+  auto refused = cli.json({"kb", "delete", "notes"});
+  expect_error(refused, Code::invalid_argument);
+  EXPECT_EQ(cli.json({"kb", "list"}).json["knowledge_bases"].size(), 1u);
+
+  auto del = cli.json({"kb", "delete", "notes", "--yes"});
+  ASSERT_EQ(del.status, 0) << del.out;
+  EXPECT_EQ(del.json["deleted"], "notes");
+  EXPECT_TRUE(cli.json({"kb", "list"}).json["knowledge_bases"].empty());
+  expect_error(cli.json({"kb", "describe", "notes"}), Code::not_found);
+}
+
+TEST_F(CliTest, KbCreateErrors) {
+  make_kb("k");
+  expect_error(cli.json({"kb", "create", "k"}), Code::already_exists);
+  expect_error(cli.json({"kb", "create", "Bad Name"}), Code::invalid_argument);
+  auto r = cli.json({"kb", "create", "x", "--max-tokens", "8192"});
+  expect_error(r, Code::invalid_argument);
+  EXPECT_EQ(r.json["error"]["details"]["field"], "chunking.max_tokens");
+  expect_error(cli.json({"kb", "create", "y", "--profile", "none", "--max-tokens", "100"}),
+               Code::invalid_argument);
+  expect_error(cli.json({"kb", "create", "z", "--config", "{nope"}), Code::invalid_argument);
+  // config from stdin
+  auto from_stdin =
+      cli.json({"kb", "create", "w", "--config", "-"}, R"({"chunking": {"profile": "code"}})");
+  ASSERT_EQ(from_stdin.status, 0) << from_stdin.out;
+  EXPECT_EQ(from_stdin.json["config"]["chunking"]["profile"], "code");
+}
+
+TEST_F(CliTest, UsageErrorsUseTheEnvelope) {
+  expect_error(cli.json({"kb", "frobnicate"}), Code::invalid_argument);
+  expect_error(cli.json({"search"}), Code::invalid_argument);  // missing query and --kb
+  expect_error(cli.json({"search", "x", "--kb", "k", "--mode", "psychic"}), Code::invalid_argument);
+  auto human = cli.text({"kb", "frobnicate"});
+  EXPECT_EQ(human.status, exit_status(Code::invalid_argument));
+  EXPECT_NE(human.err.find("invalid_argument"), std::string::npos) << human.err;
+}
+
+TEST_F(CliTest, IngestFolderReportsASummary) {
+  make_kb();
+  write_file(src / "a.md", "# A\n\nalpha aardvark\n");
+  write_file(src / "sub/b.txt", "bravo badger\n");
+  write_file(src / "sub/deeper/c.md", "# C\n\ncharlie cheetah\n");
+  write_file(src / ".hidden.md", "# H\n\nhidden\n");
+  auto r = cli.json({"ingest", src.string(), "--kb", "k"});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.json["added"], 3);
+  EXPECT_EQ(r.json["failed"], 0);
+  EXPECT_EQ(r.json["updated"], 0);
+  EXPECT_EQ(r.json["unchanged"], 0);
+  ASSERT_EQ(r.json["items"].size(), 3u);
+  std::set<std::string> paths;
+  for (const auto& i : r.json["items"]) {
+    paths.insert(i["path"]);
+    EXPECT_EQ(i["status"], "added");
+    EXPECT_EQ(i["doc_id"].get<std::string>().size(), 26u);
+    EXPECT_GE(i["chunks"].get<int>(), 1);
+  }
+  EXPECT_EQ(paths, (std::set<std::string>{"a.md", "sub/b.txt", "sub/deeper/c.md"}));
+  auto again = cli.json({"ingest", src.string(), "--kb", "k"});
+  EXPECT_EQ(again.status, 0);
+  EXPECT_EQ(again.json["unchanged"], 3);
+  // include/exclude globs
+  write_file(src / "sub/d.md", "# D\n\ndelta dingo\n");
+  write_file(src / "skip/e.md", "# E\n\necho eel\n");
+  auto globbed = cli.json(
+      {"ingest", src.string(), "--kb", "k", "--include", "**/*.md", "--exclude", "skip/**"});
+  EXPECT_EQ(globbed.status, 0) << globbed.out;
+  EXPECT_EQ(globbed.json["added"], 1);
+  EXPECT_EQ(globbed.json["unchanged"], 2);
+}
+
+TEST_F(CliTest, IngestBatchWithAFailureExits20) {
+  make_kb();
+  write_file(src / "good.md", "# G\n\ngood gnu\n");
+  write_file(src / "empty.md", "");
+  write_file(src / "other.md", "# O\n\nother okapi\n");
+  auto r = cli.json({"ingest", src.string(), "--kb", "k"});
+  EXPECT_EQ(r.status, kPartialFailure) << r.out;
+  EXPECT_EQ(r.json["added"], 2);
+  EXPECT_EQ(r.json["failed"], 1);
+  bool found = false;
+  for (const auto& i : r.json["items"])
+    if (i["path"] == "empty.md") {
+      found = true;
+      EXPECT_EQ(i["status"], "failed");
+      EXPECT_EQ(i["error"]["code"], "no_content");
+      EXPECT_FALSE(i["error"]["message"].get<std::string>().empty());
+    }
+  EXPECT_TRUE(found);
+  // The human summary says the same.
+  auto human = cli.text({"ingest", src.string(), "--kb", "k"});
+  EXPECT_EQ(human.status, kPartialFailure);
+  EXPECT_NE(human.out.find("1 failed"), std::string::npos) << human.out;
+}
+
+TEST_F(CliTest, SingleFailingFileExitsWithItsCodesStatus) {
+  make_kb();
+  write_file(src / "empty.md", "");
+  write_file(src / "thing.xyz", "what");
+  write_file(src / "junk.txt", std::string("\x00\x01\x02\x03", 4) + std::string(100, '\0'));
+  auto r = cli.json({"ingest", (src / "empty.md").string(), "--kb", "k"});
+  EXPECT_EQ(r.status, exit_status(Code::no_content)) << r.out;
+  EXPECT_EQ(r.json["failed"], 1);
+  EXPECT_EQ(cli.json({"ingest", (src / "thing.xyz").string(), "--kb", "k"}).status,
+            exit_status(Code::unsupported_format));
+  EXPECT_EQ(cli.json({"ingest", (src / "junk.txt").string(), "--kb", "k"}).status,
+            exit_status(Code::corrupt_input));
+  // A changed file without --replace is a conflict; with it, an update.
+  write_file(src / "a.md", "# A\n\none\n");
+  ASSERT_EQ(cli.json({"ingest", (src / "a.md").string(), "--kb", "k"}).status, 0);
+  write_file(src / "a.md", "# A\n\ntwo\n");
+  auto conflict = cli.json({"ingest", (src / "a.md").string(), "--kb", "k"});
+  EXPECT_EQ(conflict.status, exit_status(Code::conflict));
+  EXPECT_EQ(conflict.json["items"][0]["error"]["code"], "conflict");
+  auto replaced = cli.json({"ingest", (src / "a.md").string(), "--kb", "k", "--replace"});
+  EXPECT_EQ(replaced.status, 0);
+  EXPECT_EQ(replaced.json["updated"], 1);
+  // A path that does not exist at all.
+  expect_error(cli.json({"ingest", (src / "nope.md").string(), "--kb", "k"}), Code::not_found);
+}
+
+TEST_F(CliTest, DocsListPaginatesWithACursor) {
+  make_kb();
+  std::set<std::string> ids;
+  for (int i = 0; i < 5; ++i)
+    ids.insert(
+        ingest_one("d" + std::to_string(i) + ".md", "# D\n\ndocument " + std::to_string(i) + "\n"));
+  std::vector<std::string> seen;
+  std::string cursor;
+  int pages = 0;
+  while (true) {
+    std::vector<std::string> args = {"docs", "list", "--kb", "k", "--limit", "2"};
+    if (!cursor.empty()) {
+      args.push_back("--cursor");
+      args.push_back(cursor);
+    }
+    auto r = cli.json(args);
+    ASSERT_EQ(r.status, 0) << r.out;
+    ++pages;
+    for (const auto& d : r.json["documents"]) seen.push_back(d["id"]);
+    if (r.json["next_cursor"].is_null()) {
+      EXPECT_EQ(r.json["documents"].size(), 1u);
+      break;
+    }
+    EXPECT_EQ(r.json["documents"].size(), 2u);
+    cursor = r.json["next_cursor"];
+    ASSERT_LT(pages, 10);
+  }
+  EXPECT_EQ(pages, 3);
+  EXPECT_EQ(seen.size(), 5u);
+  EXPECT_EQ(std::set<std::string>(seen.begin(), seen.end()), ids);  // no duplicates, none lost
+  auto filtered = cli.json({"docs", "list", "--kb", "k", "--filter", R"({"nope": 1})"});
+  EXPECT_EQ(filtered.status, 0);
+  EXPECT_TRUE(filtered.json["documents"].empty());
+  expect_error(cli.json({"docs", "list", "--kb", "k", "--limit", "0"}), Code::invalid_argument);
+}
+
+TEST_F(CliTest, DocsGetEditReconvertDelete) {
+  make_kb();
+  std::string id =
+      ingest_one("guide.md", "# Guide\n\nThe wombat digs burrows.\n", R"({"team": "zoo", "n": 3})");
+  auto got = cli.json({"docs", "get", id, "--kb", "k"});
+  ASSERT_EQ(got.status, 0) << got.out;
+  EXPECT_EQ(got.json["id"], id);
+  EXPECT_EQ(got.json["filename"], "guide.md");
+  EXPECT_EQ(got.json["metadata"], json::parse(R"({"team": "zoo", "n": 3})"));
+  EXPECT_NE(got.json["markdown"].get<std::string>().find("The wombat digs burrows."),
+            std::string::npos);
+  EXPECT_EQ(got.json["markdown"].get<std::string>().find("source_sha256"), std::string::npos)
+      << "front matter is stripped";
+  auto meta = cli.json({"docs", "get", id, "--kb", "k", "--meta"});
+  EXPECT_FALSE(meta.json.contains("markdown"));
+  auto human = cli.text({"docs", "get", id, "--kb", "k"});
+  EXPECT_EQ(human.out.rfind("# Guide", 0), 0u) << human.out;
+
+  write_file(dir / "edit.md", "# Guide\n\nThe quokka smiles.\n");
+  auto edited = cli.json({"docs", "edit", id, "--kb", "k", "--file", (dir / "edit.md").string()});
+  ASSERT_EQ(edited.status, 0) << edited.out;
+  EXPECT_EQ(edited.json["id"], id);
+  auto s1 = cli.json({"search", "quokka", "--kb", "k", "--mode", "keyword"});
+  ASSERT_EQ(s1.json["hits"].size(), 1u);
+  EXPECT_EQ(s1.json["hits"][0]["doc_id"], id);
+  EXPECT_TRUE(
+      cli.json({"search", "wombat", "--kb", "k", "--mode", "keyword"}).json["hits"].empty());
+  // from stdin, too
+  auto edited2 = cli.json({"docs", "edit", id, "--kb", "k"}, "# Guide\n\nThe echidna waddles.\n");
+  EXPECT_EQ(edited2.status, 0);
+  EXPECT_EQ(cli.json({"search", "echidna", "--kb", "k"}).json["hits"].size(), 1u);
+
+  auto rec = cli.json({"docs", "reconvert", id, "--kb", "k"});
+  ASSERT_EQ(rec.status, 0) << rec.out;
+  EXPECT_EQ(cli.json({"search", "wombat", "--kb", "k"}).json["hits"].size(), 1u);
+
+  auto del = cli.json({"docs", "delete", id, "--kb", "k"});
+  ASSERT_EQ(del.status, 0) << del.out;
+  EXPECT_EQ(del.json["deleted"], json::array({id}));
+  expect_error(cli.json({"docs", "get", id, "--kb", "k"}), Code::not_found);
+  expect_error(cli.json({"docs", "delete", id, "--kb", "k"}), Code::not_found);
+  expect_error(cli.json({"docs", "delete", "--kb", "k"}), Code::invalid_argument);
+  EXPECT_TRUE(cli.json({"search", "wombat", "--kb", "k"}).json["hits"].empty());
+}
+
+TEST_F(CliTest, DocsDeleteWhere) {
+  make_kb();
+  std::string a1 = ingest_one("a1.md", "# A\n\nshared yak\n", R"({"team": "a"})");
+  std::string a2 = ingest_one("a2.md", "# A\n\nshared yak\n", R"({"team": "a"})");
+  std::string b1 = ingest_one("b1.md", "# B\n\nshared yak\n", R"({"team": "b"})");
+  auto r = cli.json({"docs", "delete", "--kb", "k", "--where", R"({"team": "a"})"});
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::set<std::string> deleted;
+  for (const auto& id : r.json["deleted"]) deleted.insert(id);
+  EXPECT_EQ(deleted, (std::set<std::string>{a1, a2}));
+  auto hits = cli.json({"search", "yak", "--kb", "k"}).json["hits"];
+  ASSERT_EQ(hits.size(), 1u);
+  EXPECT_EQ(hits[0]["doc_id"], b1);
+  expect_error(cli.json({"docs", "delete", "--kb", "k", "--where", R"({"team": {"$bad": 1}})"}),
+               Code::invalid_argument);
+  expect_error(cli.json({"docs", "delete", b1, "--kb", "k", "--where", R"({"team": "b"})"}),
+               Code::invalid_argument);
+}
+
+TEST_F(CliTest, KeywordSearchWithFilterTopKAndMinScore) {
+  make_kb();
+  for (int i = 0; i < 6; ++i) {
+    std::string body = "# Doc " + std::to_string(i) + "\n\n";
+    for (int j = 0; j <= i; ++j) body += "heron ";
+    body += "and some other words about lakes number " + std::to_string(i) + "\n";
+    ingest_one("d" + std::to_string(i) + ".md", body,
+               json{{"group", i % 2 == 0 ? "even" : "odd"}, {"i", i}}.dump());
+  }
+  auto all = cli.json({"search", "heron", "--kb", "k", "--mode", "keyword"});
+  ASSERT_EQ(all.status, 0) << all.out;
+  EXPECT_EQ(all.json["mode"], "keyword");
+  EXPECT_EQ(all.json["hits"].size(), 6u);
+  EXPECT_TRUE(all.json["degraded"].empty());
+  EXPECT_EQ(all.json["index_status"]["keyword"], "ready");
+  double prev = 2;
+  for (const auto& h : all.json["hits"]) {
+    EXPECT_EQ(h["kb"], "k");
+    EXPECT_EQ(h["metric"], "bm25");
+    double s = h["score"];
+    EXPECT_GE(s, 0.0);
+    EXPECT_LE(s, 1.0);
+    EXPECT_LE(s, prev);  // best first
+    prev = s;
+    EXPECT_NE(h["snippet"].get<std::string>().find("**"), std::string::npos) << h["snippet"];
+  }
+
+  auto top2 = cli.json({"search", "heron", "--kb", "k", "--top-k", "2"});
+  ASSERT_EQ(top2.json["hits"].size(), 2u);
+  EXPECT_EQ(top2.json["hits"][0]["doc_id"], all.json["hits"][0]["doc_id"]);
+
+  auto odd = cli.json({"search", "heron", "--kb", "k", "--filter", R"({"group": "odd"})"});
+  ASSERT_EQ(odd.json["hits"].size(), 3u);
+  for (const auto& h : odd.json["hits"]) EXPECT_EQ(h["metadata"]["group"], "odd");
+  auto odd1 =
+      cli.json({"search", "heron", "--kb", "k", "-k", "1", "--filter", R"({"i": {"$gte": 4}})"});
+  ASSERT_EQ(odd1.json["hits"].size(), 1u);
+  EXPECT_GE(odd1.json["hits"][0]["metadata"]["i"].get<int>(), 4);
+
+  // min-score: a threshold between the best and the worst score keeps exactly the hits above it
+  double best = all.json["hits"].front()["score"], worst = all.json["hits"].back()["score"];
+  ASSERT_LT(worst, best);
+  double mid = (best + worst) / 2;
+  std::size_t above = 0;
+  for (const auto& h : all.json["hits"]) above += h["score"].get<double>() >= mid;
+  auto thresholded = cli.json({"search", "heron", "--kb", "k", "--min-score", std::to_string(mid)});
+  EXPECT_EQ(thresholded.json["hits"].size(), above);
+  for (const auto& h : thresholded.json["hits"]) EXPECT_GE(h["score"].get<double>(), mid);
+  expect_error(cli.json({"search", "heron", "--kb", "k", "--min-score", "1.5"}),
+               Code::invalid_argument);
+  expect_error(cli.json({"search", "heron", "--kb", "k", "--filter", "{bad"}),
+               Code::invalid_argument);
+  expect_error(cli.json({"search", "heron", "--kb", "k", "--top-k", "0"}), Code::invalid_argument);
+}
+
+TEST_F(CliTest, VectorModeIsUnavailableAndHybridDegrades) {
+  make_kb();
+  ingest_one("a.md", "# A\n\nthe pelican flies\n");
+  auto vec = cli.json({"search", "pelican", "--kb", "k", "--mode", "vector"});
+  expect_error(vec, Code::mode_unavailable);
+  auto hybrid = cli.json({"search", "pelican", "--kb", "k", "--mode", "hybrid"});
+  ASSERT_EQ(hybrid.status, 0) << hybrid.out;
+  EXPECT_FALSE(hybrid.json["degraded"].empty());
+  EXPECT_EQ(hybrid.json["hits"].size(), 1u);
+  auto automatic = cli.json({"search", "pelican", "--kb", "k", "--mode", "auto"});
+  EXPECT_EQ(automatic.status, 0);
+  EXPECT_FALSE(automatic.json["degraded"].empty());
+  EXPECT_EQ(automatic.json["hits"].size(), 1u);
+}
+
+TEST_F(CliTest, Grep) {
+  make_kb();
+  std::string id = ingest_one(
+      "log.md", "# Log\n\nline one\nERROR disk full\nline three\nerror again\nline five\n");
+  auto plain = cli.json({"grep", "error", "--kb", "k"});
+  ASSERT_EQ(plain.status, 0) << plain.out;
+  ASSERT_EQ(plain.json["matches"].size(), 1u);
+  EXPECT_EQ(plain.json["matches"][0]["text"], "error again");
+  EXPECT_EQ(plain.json["matches"][0]["doc_id"], id);
+  EXPECT_FALSE(plain.json["truncated"]);
+
+  auto ci = cli.json({"grep", "error", "-i", "--kb", "k"});
+  ASSERT_EQ(ci.json["matches"].size(), 2u);
+  EXPECT_EQ(ci.json["matches"][0]["text"], "ERROR disk full");
+  EXPECT_EQ(ci.json["matches"][0]["ranges"][0], json::array({0, 5}));
+
+  auto ctx = cli.json({"grep", "disk", "-C", "1", "--kb", "k"});
+  ASSERT_EQ(ctx.json["matches"].size(), 1u);
+  const auto& m = ctx.json["matches"][0];
+  ASSERT_EQ(m["before"].size(), 1u);
+  ASSERT_EQ(m["after"].size(), 1u);
+  EXPECT_EQ(m["before"][0]["text"], "line one");
+  EXPECT_EQ(m["after"][0]["text"], "line three");
+  EXPECT_EQ(m["before"][0]["line"].get<int>() + 1, m["line"].get<int>());
+  EXPECT_EQ(m["after"][0]["line"].get<int>() - 1, m["line"].get<int>());
+
+  auto limited = cli.json({"grep", "line", "--max-matches", "2", "--kb", "k"});
+  EXPECT_EQ(limited.status, 0);
+  EXPECT_EQ(limited.json["matches"].size(), 2u);
+  EXPECT_TRUE(limited.json["truncated"]);
+
+  auto literal = cli.json({"grep", "-F", "(", "--kb", "k"});
+  EXPECT_EQ(literal.status, 0);
+  EXPECT_TRUE(literal.json["matches"].empty());
+
+  auto bad = cli.json({"grep", "(unclosed", "--kb", "k"});
+  expect_error(bad, Code::invalid_argument);
+  EXPECT_NE(bad.json["error"]["message"].get<std::string>().find("missing )"), std::string::npos)
+      << bad.json["error"]["message"];
+}
+
+TEST_F(CliTest, UnknownKbIsNotFoundEverywhere) {
+  make_kb();
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"search", "x", "--kb", "nope"},
+           {"search", "x", "--kb", "nope", "--mode", "hybrid"},
+           {"grep", "x", "--kb", "nope"},
+           {"docs", "list", "--kb", "nope"},
+           {"docs", "get", "01ABCDEFGHJKMNPQRSTVWXYZ01", "--kb", "nope"},
+           {"kb", "describe", "nope"},
+           {"kb", "set", "nope", "description=x"},
+           {"kb", "delete", "nope", "--yes"},
+           {"status", "--kb", "nope"},
+           {"ingest", dir.path().string(), "--kb", "nope"}}) {
+    SCOPED_TRACE(Cli::join(args));
+    expect_error(cli.json(args), Code::not_found);
+  }
+}
+
+TEST_F(CliTest, StatusAndHumanOutput) {
+  make_kb();
+  ingest_one("a.md", "# A\n\nthe ibis wades\n");
+  auto st = cli.json({"status"});
+  ASSERT_EQ(st.status, 0);
+  EXPECT_FALSE(st.json["data_dir"].get<std::string>().empty());
+  ASSERT_EQ(st.json["knowledge_bases"].size(), 1u);
+  EXPECT_EQ(st.json["knowledge_bases"][0]["documents"], 1);
+  EXPECT_EQ(st.json["knowledge_bases"][0]["index_status"]["keyword"], "ready");
+  auto human = cli.text({"search", "ibis", "--kb", "k"});
+  EXPECT_EQ(human.status, 0);
+  EXPECT_NE(human.out.find("a.md"), std::string::npos) << human.out;
+  auto version = cli.text({"--version"});
+  EXPECT_EQ(version.status, 0);
+  EXPECT_NE(version.out.find("quarry"), std::string::npos);
+}
+
+TEST_F(CliTest, SubjectsThroughTheCli) {
+  make_kb("crm", {"--subject-keys", "contact_id,company_id"});
+  write_file(src / "n.md", "# N\n\nrenewal discussion\n");
+  auto none = cli.json({"ingest", (src / "n.md").string(), "--kb", "crm"});
+  EXPECT_EQ(none.status, exit_status(Code::invalid_argument)) << none.out;
+  auto one = cli.json(
+      {"ingest", (src / "n.md").string(), "--kb", "crm", "--metadata", R"({"contact_id": "c7"})"});
+  ASSERT_EQ(one.status, 0) << one.out;
+  auto hits = cli.json({"search", "renewal", "--kb", "crm"}).json["hits"];
+  ASSERT_EQ(hits.size(), 1u);
+  EXPECT_EQ(hits[0]["subject"], json::parse(R"({"key": "contact_id", "value": "c7"})"));
+  auto del = cli.json({"docs", "delete", "--kb", "crm", "--where", R"({"contact_id": "c7"})"});
+  EXPECT_EQ(del.json["deleted"].size(), 1u);
+  EXPECT_TRUE(cli.json({"search", "renewal", "--kb", "crm"}).json["hits"].empty());
+}
+
+TEST_F(CliTest, BusyWriterExitsWithBusy) {
+  make_kb();
+  write_file(src / "a.md", "# A\n\nx\n");
+  int fd = ::open((cli.data_dir() + "/write.lock").c_str(), O_RDWR | O_CREAT, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(flock(fd, LOCK_EX), 0);
+  auto r = cli.run({"--data-dir", cli.data_dir(), "--json", "--lock-timeout", "100", "ingest",
+                    (src / "a.md").string(), "--kb", "k"},
+                   "");
+  ::close(fd);
+  // One file that failed with busy is that file's error.
+  EXPECT_EQ(r.status, exit_status(Code::busy)) << r.out;
+  // readers are not blocked
+  auto list = cli.json({"kb", "list"});
+  EXPECT_EQ(list.status, 0);
+}
+
+}  // namespace
+}  // namespace quarry::e2e
