@@ -1,8 +1,6 @@
 // quarry-bench eval: retrieval quality of Quarry's keyword mode on a BEIR-layout dataset,
 // side by side with the plain SQLite FTS5 a user would write by hand (porter + unicode61,
 // title weighted 2x, the query's words OR-ed, ordered by bm25()).
-#include <sqlite3.h>
-
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -15,6 +13,7 @@
 #include "bench.h"
 #include "catalog/catalog.h"
 #include "core/filter.h"
+#include "fts5_peer.h"
 #include "quarry/engine.h"
 #include "search/keyword.h"
 
@@ -24,60 +23,10 @@ using nlohmann::json;
 namespace quarry::bench {
 namespace {
 
-std::string quote_words(const std::string& text) {
-  std::string expr, word;
-  auto flush = [&] {
-    if (word.empty()) return;
-    if (!expr.empty()) expr += " OR ";
-    expr += "\"" + word + "\"";
-    word.clear();
-  };
-  for (char c : text) {
-    if (std::isalnum(static_cast<unsigned char>(c)))
-      word += c;
-    else
-      flush();
-  }
-  flush();
-  return expr;
-}
-
-// The peer: what a user gets from SQLite FTS5 directly.
 std::map<std::string, std::vector<std::string>> run_plain_fts5(const Dataset& ds) {
-  sqlite3* db = nullptr;
-  sqlite3_open(":memory:", &db);
-  sqlite3_exec(
-      db,
-      "CREATE VIRTUAL TABLE t USING fts5(id UNINDEXED, title, text, tokenize='porter unicode61')",
-      nullptr, nullptr, nullptr);
-  sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr);
-  sqlite3_stmt* ins = nullptr;
-  sqlite3_prepare_v2(db, "INSERT INTO t(id, title, text) VALUES(?, ?, ?)", -1, &ins, nullptr);
-  for (const auto& d : ds.corpus) {
-    sqlite3_bind_text(ins, 1, d.id.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(ins, 2, d.title.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(ins, 3, d.text.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_step(ins);
-    sqlite3_reset(ins);
-  }
-  sqlite3_finalize(ins);
-  sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
-  sqlite3_stmt* q = nullptr;
-  sqlite3_prepare_v2(db,
-                     "SELECT id FROM t WHERE t MATCH ? ORDER BY bm25(t, 0.0, 2.0, 1.0) LIMIT 100",
-                     -1, &q, nullptr);
+  Fts5Peer peer(ds.corpus);
   std::map<std::string, std::vector<std::string>> ranked;
-  for (const auto& query : ds.queries) {
-    std::string expr = quote_words(query.text);
-    auto& list = ranked[query.id];
-    if (expr.empty()) continue;
-    sqlite3_bind_text(q, 1, expr.c_str(), -1, SQLITE_TRANSIENT);
-    while (sqlite3_step(q) == SQLITE_ROW)
-      list.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(q, 0)));
-    sqlite3_reset(q);
-  }
-  sqlite3_finalize(q);
-  sqlite3_close(db);
+  for (const auto& q : ds.queries) ranked[q.id] = peer.search(q.text, 100, false);
   return ranked;
 }
 

@@ -1,7 +1,5 @@
 // quarry-bench perf: ingest throughput and keyword/grep latency, with plain SQLite FTS5
 // measured in the same run as the peer for keyword latency. (grep vs ripgrep: bench/grep_bench.sh.)
-#include <sqlite3.h>
-
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -11,6 +9,7 @@
 
 #include "beir.h"
 #include "bench.h"
+#include "fts5_peer.h"
 #include "quarry/engine.h"
 
 namespace fs = std::filesystem;
@@ -95,51 +94,15 @@ Latency keyword_latency(Engine& e, const std::string& kb, const std::vector<Quer
 }
 
 Latency fts5_latency(const std::vector<CorpusDoc>& docs, const std::vector<Query>& qs) {
-  sqlite3* db = nullptr;
-  sqlite3_open(":memory:", &db);
-  sqlite3_exec(
-      db,
-      "CREATE VIRTUAL TABLE t USING fts5(id UNINDEXED, title, text, tokenize='porter unicode61')",
-      nullptr, nullptr, nullptr);
-  sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr);
-  sqlite3_stmt* ins = nullptr;
-  sqlite3_prepare_v2(db, "INSERT INTO t VALUES(?, ?, ?)", -1, &ins, nullptr);
-  for (const auto& d : docs) {
-    sqlite3_bind_text(ins, 1, d.id.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(ins, 2, d.title.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(ins, 3, d.text.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_step(ins);
-    sqlite3_reset(ins);
-  }
-  sqlite3_finalize(ins);
-  sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
-  sqlite3_stmt* q = nullptr;
-  sqlite3_prepare_v2(db,
-                     "SELECT id, snippet(t, 2, '**', '**', '…', 32) FROM t WHERE t MATCH ?"
-                     " ORDER BY bm25(t, 0.0, 2.0, 1.0) LIMIT 10",
-                     -1, &q, nullptr);
+  Fts5Peer peer(docs);
   std::vector<double> lat;
-  for (int pass = 0; pass < 2; ++pass) {
-    for (const auto& query : qs) {
-      std::string expr, word;
-      for (char c : query.text + " ") {
-        if (std::isalnum(static_cast<unsigned char>(c))) {
-          word += c;
-          continue;
-        }
-        if (!word.empty()) expr += (expr.empty() ? "\"" : " OR \"") + word + "\"";
-        word.clear();
-      }
+  for (int pass = 0; pass < 2; ++pass) {  // pass 0 warms up, like keyword_latency
+    for (const auto& q : qs) {
       auto t0 = Clock::now();
-      sqlite3_bind_text(q, 1, expr.c_str(), -1, SQLITE_TRANSIENT);
-      while (sqlite3_step(q) == SQLITE_ROW) {
-      }
-      sqlite3_reset(q);
+      peer.search(q.text, 10, true);
       if (pass) lat.push_back(ms_since(t0));
     }
   }
-  sqlite3_finalize(q);
-  sqlite3_close(db);
   return {percentile(lat, 50), percentile(lat, 99)};
 }
 

@@ -37,8 +37,8 @@ struct Document {
   std::int64_t chunk_count = 0;
   std::string created_at;  // RFC 3339
   std::string updated_at;
-  std::string markdown_path;  // kb/<name>/docs/<id>.md
-  std::string raw_path;       // kb/<name>/raw/<id>.<ext>
+  std::string markdown_path;  // <data>/kb/<name>/docs/<id>.md (absolute)
+  std::string raw_path;       // <data>/kb/<name>/raw/<id>.<ext> (absolute)
   IndexStatus index_status;   // keyword is indexed in the same transaction as the document
 };
 

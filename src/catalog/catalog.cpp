@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "catalog/filter_sql.h"
+#include "catalog/rows.h"
 #include "catalog/schema.h"
 #include "catalog/sqlite.h"
 #include "core/util.h"
@@ -12,33 +13,6 @@ namespace quarry::catalog {
 using nlohmann::json;
 
 namespace {
-
-constexpr const char* kDocColumns =
-    "d.id, k.name, d.filename, d.title, d.source_sha256, d.content_sha256, d.metadata,"
-    " d.subject_key, d.subject_value, d.converter, d.raw_ext, d.source_bytes, d.markdown_bytes,"
-    " d.body_offset, d.chunk_count, d.created_at, d.updated_at";
-
-DocumentRow read_doc(const Stmt& s, int c = 0) {
-  DocumentRow d;
-  d.id = s.str(c + 0);
-  d.kb = s.str(c + 1);
-  d.filename = s.str(c + 2);
-  d.title = s.str(c + 3);
-  d.source_sha256 = s.str(c + 4);
-  d.content_sha256 = s.str(c + 5);
-  d.metadata_json = s.str(c + 6);
-  d.subject_key = s.opt_str(c + 7);
-  d.subject_value = s.opt_str(c + 8);
-  d.converter = s.str(c + 9);
-  d.raw_ext = s.str(c + 10);
-  d.source_bytes = s.i64(c + 11);
-  d.markdown_bytes = s.i64(c + 12);
-  d.body_offset = s.i64(c + 13);
-  d.chunk_count = s.i64(c + 14);
-  d.created_at = s.i64(c + 15);
-  d.updated_at = s.i64(c + 16);
-  return d;
-}
 
 KbRow read_kb(const Stmt& s) {
   return KbRow{s.i64(0), s.str(1), s.str(2), s.i64(3), s.i64(4)};
@@ -103,7 +77,8 @@ std::unique_ptr<Catalog> Catalog::open(const std::string& path) {
   // loss can drop the last transactions, and never corrupts.
   exec_sql(db, "PRAGMA synchronous = NORMAL");
   exec_sql(db, "PRAGMA foreign_keys = ON");
-  register_rank_function(db);
+  cat->fts5_ = fts5_api_of(db);
+  register_rank_function(cat->fts5_);
   migrate(db);
   return cat;
 }
@@ -337,24 +312,11 @@ std::vector<std::string> Catalog::delete_where(const std::string& kb, const core
 
 std::vector<ChunkRow> Catalog::chunks_of(const std::string& kb, const std::string& doc_id) const {
   KbRow k = get_kb(kb);
-  Stmt s(
-      db_,
-      "SELECT chunk_index, chunk_id, parent_chunk, heading_path, offset, length, token_count, body"
-      " FROM chunks WHERE kb_id = ? AND doc_id = ? ORDER BY chunk_index");
+  Stmt s(db_, std::string("SELECT ") + kChunkColumns +
+                  " FROM chunks c WHERE c.kb_id = ? AND c.doc_id = ? ORDER BY c.chunk_index");
   s.bind(1, k.id).bind(2, doc_id);
   std::vector<ChunkRow> out;
-  while (s.step()) {
-    ChunkRow c;
-    c.index = static_cast<int>(s.i64(0));
-    c.chunk_id = s.str(1);
-    c.parent_chunk = s.opt_str(2);
-    c.heading_path = json::parse(s.str(3)).get<std::vector<std::string>>();
-    c.offset = s.i64(4);
-    c.length = s.i64(5);
-    c.token_count = static_cast<int>(s.i64(6));
-    c.text = s.str(7);
-    out.push_back(std::move(c));
-  }
+  while (s.step()) out.push_back(read_chunk(s));
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include "core/filter.h"
 
 struct sqlite3;
+struct fts5_api;
 
 namespace quarry::catalog {
 
@@ -157,6 +158,7 @@ class Catalog {
  private:
   explicit Catalog(sqlite3* db) : db_(db) {}
   sqlite3* db_;
+  fts5_api* fts5_ = nullptr;
 };
 
 }  // namespace quarry::catalog

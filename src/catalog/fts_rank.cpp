@@ -128,7 +128,9 @@ void bm25f(const Fts5ExtensionApi* api, Fts5Context* ctx, sqlite3_context* out, 
   sqlite3_result_double(out, score);
 }
 
-fts5_api* get_fts5_api(sqlite3* db) {
+}  // namespace
+
+fts5_api* fts5_api_of(sqlite3* db) {
   fts5_api* api = nullptr;
   sqlite3_stmt* st = nullptr;
   if (sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &st, nullptr) != SQLITE_OK) return nullptr;
@@ -138,10 +140,7 @@ fts5_api* get_fts5_api(sqlite3* db) {
   return api;
 }
 
-}  // namespace
-
-void register_rank_function(sqlite3* db) {
-  fts5_api* api = get_fts5_api(db);
+void register_rank_function(fts5_api* api) {
   if (api) api->xCreateFunction(api, "quarry_bm25", nullptr, bm25f, nullptr);
 }
 

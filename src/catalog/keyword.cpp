@@ -5,6 +5,7 @@
 
 #include "catalog/catalog.h"
 #include "catalog/filter_sql.h"
+#include "catalog/rows.h"
 #include "catalog/schema.h"
 #include "catalog/snippet.h"
 #include "catalog/sqlite.h"
@@ -64,52 +65,23 @@ std::vector<KeywordRow> Catalog::keyword_search(const std::string& kb,
 }
 
 void Catalog::load_keyword_rows(KeywordRow* begin, KeywordRow* end) const {
-  Stmt detail(
-      db_,
-      "SELECT c.chunk_index, c.chunk_id, c.parent_chunk, c.heading_path, c.offset, c.length,"
-      " c.token_count, c.body, d.id, k.name, d.filename, d.title, d.source_sha256,"
-      " d.content_sha256, d.metadata, d.subject_key, d.subject_value, d.converter, d.raw_ext,"
-      " d.source_bytes, d.markdown_bytes, d.body_offset, d.chunk_count, d.created_at,"
-      " d.updated_at FROM chunks c JOIN documents d ON d.id = c.doc_id"
-      " JOIN kbs k ON k.id = d.kb_id WHERE c.id = ?");
+  Stmt detail(db_, std::string("SELECT ") + kChunkColumns + ", " + kDocColumns +
+                       " FROM chunks c JOIN documents d ON d.id = c.doc_id"
+                       " JOIN kbs k ON k.id = d.kb_id WHERE c.id = ?");
   for (KeywordRow* r = begin; r != end; ++r) {
     if (r->loaded) continue;
     detail.reset();
     detail.bind(1, r->rowid);
     if (!detail.step()) continue;
     r->loaded = true;
-    r->chunk.index = static_cast<int>(detail.i64(0));
-    r->chunk.chunk_id = detail.str(1);
-    r->chunk.parent_chunk = detail.opt_str(2);
-    r->chunk.heading_path = nlohmann::json::parse(detail.str(3)).get<std::vector<std::string>>();
-    r->chunk.offset = detail.i64(4);
-    r->chunk.length = detail.i64(5);
-    r->chunk.token_count = static_cast<int>(detail.i64(6));
-    r->chunk.text = detail.str(7);
-    DocumentRow& d = r->doc;
-    d.id = detail.str(8);
-    d.kb = detail.str(9);
-    d.filename = detail.str(10);
-    d.title = detail.str(11);
-    d.source_sha256 = detail.str(12);
-    d.content_sha256 = detail.str(13);
-    d.metadata_json = detail.str(14);
-    d.subject_key = detail.opt_str(15);
-    d.subject_value = detail.opt_str(16);
-    d.converter = detail.str(17);
-    d.raw_ext = detail.str(18);
-    d.source_bytes = detail.i64(19);
-    d.markdown_bytes = detail.i64(20);
-    d.body_offset = detail.i64(21);
-    d.chunk_count = detail.i64(22);
-    d.created_at = detail.i64(23);
-    d.updated_at = detail.i64(24);
+    r->chunk = read_chunk(detail);
+    r->doc = read_doc(detail, kChunkColumnCount);
   }
 }
 
 std::vector<std::string> Catalog::snippets(const std::string& query,
                                            const std::vector<const std::string*>& texts) const {
-  Snippeter s(db_, query);
+  Snippeter s(fts5_, query);
   std::vector<std::string> out;
   out.reserve(texts.size());
   for (const auto* t : texts) out.push_back(s.make(*t));

@@ -16,7 +16,10 @@ std::string fts_table(std::int64_t kb_id);
 void create_fts(sqlite3* db, std::int64_t kb_id);
 void drop_fts(sqlite3* db, std::int64_t kb_id);
 
-// Registers the quarry_bm25() FTS5 ranking function on `db` (fts_rank.cpp).
-void register_rank_function(sqlite3* db);
+// The connection's FTS5 extension API (nullptr if FTS5 is missing), looked up once per
+// connection by Catalog::open; and the quarry_bm25() ranking function registered on it
+// (fts_rank.cpp).
+fts5_api* fts5_api_of(sqlite3* db);
+void register_rank_function(fts5_api* api);
 
 }  // namespace quarry::catalog

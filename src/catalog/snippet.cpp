@@ -7,16 +7,6 @@
 namespace quarry::catalog {
 namespace {
 
-fts5_api* fts5_api_of(sqlite3* db) {
-  fts5_api* api = nullptr;
-  sqlite3_stmt* st = nullptr;
-  if (sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &st, nullptr) != SQLITE_OK) return nullptr;
-  sqlite3_bind_pointer(st, 1, &api, "fts5_api_ptr", nullptr);
-  sqlite3_step(st);
-  sqlite3_finalize(st);
-  return api;
-}
-
 struct Collect {
   std::vector<std::pair<std::string, std::pair<int, int>>> tokens;
 };
@@ -29,8 +19,7 @@ int collect(void* ctx, int /*flags*/, const char* tok, int n, int start, int end
 
 }  // namespace
 
-Snippeter::Snippeter(sqlite3* db, std::string_view query_text) {
-  fts5_api* api = fts5_api_of(db);
+Snippeter::Snippeter(fts5_api* api, std::string_view query_text) {
   if (!api) return;
   void* user = nullptr;
   auto* tk = new fts5_tokenizer;

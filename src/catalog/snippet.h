@@ -15,7 +15,7 @@ namespace quarry::catalog {
 class Snippeter {
  public:
   // `query_text`: the words to highlight (FTS5 operators AND/OR/NOT/NEAR are ignored).
-  Snippeter(sqlite3* db, std::string_view query_text);
+  Snippeter(fts5_api* api, std::string_view query_text);
   ~Snippeter();
   Snippeter(const Snippeter&) = delete;
   Snippeter& operator=(const Snippeter&) = delete;

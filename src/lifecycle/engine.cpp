@@ -43,6 +43,30 @@ KbConfig parse_config(const std::string& text) {
   return core::kb_config_from_json(j);
 }
 
+Document to_document(const catalog::DocumentRow& r, const lifecycle::Layout& layout) {
+  Document d;
+  d.id = r.id;
+  d.kb = r.kb;
+  d.filename = r.filename;
+  d.title = r.title;
+  d.source_sha256 = r.source_sha256;
+  d.content_sha256 = r.content_sha256;
+  d.metadata_json = r.metadata_json;
+  if (r.subject_key && r.subject_value) d.subject = Subject{*r.subject_key, *r.subject_value};
+  d.converter = r.converter;
+  d.raw_ext = r.raw_ext;
+  d.source_bytes = r.source_bytes;
+  d.markdown_bytes = r.markdown_bytes;
+  d.chunk_count = r.chunk_count;
+  d.created_at = core::iso8601_utc(r.created_at);
+  d.updated_at = core::iso8601_utc(r.updated_at);
+  d.index_status.keyword = "ready";  // written in the document's own transaction
+  d.index_status.vector = "not_built";
+  d.markdown_path = layout.markdown_path(r.kb, r.id);
+  d.raw_path = layout.raw_path(r.kb, r.id, r.raw_ext);
+  return d;
+}
+
 class EngineImpl final : public Engine {
  public:
   explicit EngineImpl(const EngineOptions& o) : opts_(o) {
@@ -180,13 +204,13 @@ class EngineImpl final : public Engine {
     auto rows = cat_->list_documents(kb, cursor, limit + 1, core::parse_filter_text(filter_json));
     DocumentPage page;
     for (std::size_t i = 0; i < rows.size() && static_cast<int>(i) < limit; ++i)
-      page.documents.push_back(search::to_document(rows[i], layout_.data_dir));
+      page.documents.push_back(to_document(rows[i], layout_));
     if (static_cast<int>(rows.size()) > limit) page.next_cursor = page.documents.back().id;
     return page;
   }
 
   Document get_document(const std::string& kb, const std::string& id) override {
-    return search::to_document(doc_row(kb, id), layout_.data_dir);
+    return to_document(doc_row(kb, id), layout_);
   }
 
   std::string read_markdown(const std::string& kb, const std::string& id) override {
@@ -203,7 +227,7 @@ class EngineImpl final : public Engine {
     auto row = doc_row(kb, id);
     std::string body = convert::clean_markdown(markdown);
     auto out = lifecycle::rewrite_document(ctx(), config, row, body, nullptr, "document.edit");
-    return search::to_document(out, layout_.data_dir);
+    return to_document(out, layout_);
   }
 
   Document reconvert_document(const std::string& kb, const std::string& id) override {
@@ -216,7 +240,7 @@ class EngineImpl final : public Engine {
     if (!conv.title.empty()) row.title = conv.title;
     auto out = lifecycle::rewrite_document(ctx(), config, row, conv.markdown, nullptr,
                                            "document.reconvert");
-    return search::to_document(out, layout_.data_dir);
+    return to_document(out, layout_);
   }
 
   void delete_document(const std::string& kb, const std::string& id) override {
@@ -323,12 +347,8 @@ class EngineImpl final : public Engine {
     }
     try {
       std::error_code ec;
-      auto size = fs::file_size(e.absolute, ec);
-      if (!ec && static_cast<std::int64_t>(size) > config.limits.max_upload_bytes)
-        throw Error(Code::payload_too_large, e.relative + " is " + std::to_string(size) +
-                                                 " bytes; the limit is " +
-                                                 std::to_string(config.limits.max_upload_bytes) +
-                                                 " (limits.max_upload_bytes)");
+      auto size = fs::file_size(e.absolute, ec);  // refuse before reading a huge file
+      if (!ec) lifecycle::check_upload_size(config, e.relative, static_cast<std::int64_t>(size));
       std::string bytes = lifecycle::read_whole_file(e.absolute);
       *bytes_total += static_cast<std::int64_t>(bytes.size());
       catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
@@ -347,11 +367,7 @@ class EngineImpl final : public Engine {
   }
 
   void rechunk_all(const std::string& kb, const KbConfig& config, bool dry_run) {
-    chunk::ChunkOptions o;
-    o.profile = config.chunking.profile;
-    o.max_tokens = config.chunking.effective_max_tokens();
-    o.overlap_tokens = config.chunking.effective_overlap_tokens();
-    o.max_chunks = config.limits.max_chunks_per_document;
+    const chunk::ChunkOptions o = lifecycle::chunk_options(config);
     std::string cursor;
     while (true) {
       auto rows = cat_->list_documents(kb, cursor, 500);

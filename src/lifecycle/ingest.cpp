@@ -45,15 +45,6 @@ std::string scalar_text(const json& v) {
   return v.dump();
 }
 
-chunk::ChunkOptions chunk_options(const KbConfig& c) {
-  chunk::ChunkOptions o;
-  o.profile = c.chunking.profile;
-  o.max_tokens = c.chunking.effective_max_tokens();
-  o.overlap_tokens = c.chunking.effective_overlap_tokens();
-  o.max_chunks = c.limits.max_chunks_per_document;
-  return o;
-}
-
 // Builds the file text and chunk rows, stages the files, commits the catalog, then renames.
 void write_document(const WriteContext& ctx, catalog::DocumentRow& row, const std::string& body,
                     std::vector<chunk::Chunk> chunks, const std::string* raw,
@@ -106,6 +97,23 @@ void write_document(const WriteContext& ctx, catalog::DocumentRow& row, const st
 
 }  // namespace
 
+chunk::ChunkOptions chunk_options(const KbConfig& c) {
+  chunk::ChunkOptions o;
+  o.profile = c.chunking.profile;
+  o.max_tokens = c.chunking.effective_max_tokens();
+  o.overlap_tokens = c.chunking.effective_overlap_tokens();
+  o.max_chunks = c.limits.max_chunks_per_document;
+  return o;
+}
+
+void check_upload_size(const KbConfig& config, const std::string& name, std::int64_t bytes) {
+  if (bytes > config.limits.max_upload_bytes)
+    throw Error(Code::payload_too_large,
+                name + " is " + std::to_string(bytes) + " bytes; the limit is " +
+                    std::to_string(config.limits.max_upload_bytes) + " (limits.max_upload_bytes)",
+                {{"limit", std::to_string(config.limits.max_upload_bytes)}});
+}
+
 std::string prepare_metadata(const KbConfig& config, const std::string& metadata_json,
                              catalog::DocumentRow& row) {
   json md = json::object();
@@ -145,11 +153,7 @@ IngestItem ingest_document(const WriteContext& ctx, const KbConfig& config, cons
                            const IngestOptions& opts, std::int64_t* batch_chunks) {
   IngestItem item;
   item.path = filename;
-  if (static_cast<std::int64_t>(bytes.size()) > config.limits.max_upload_bytes)
-    throw Error(Code::payload_too_large,
-                filename + " is " + std::to_string(bytes.size()) + " bytes; the limit is " +
-                    std::to_string(config.limits.max_upload_bytes) + " (limits.max_upload_bytes)",
-                {{"limit", std::to_string(config.limits.max_upload_bytes)}});
+  check_upload_size(config, filename, static_cast<std::int64_t>(bytes.size()));
   const std::string source_sha = core::sha256_hex(bytes);
 
   catalog::DocumentRow row;

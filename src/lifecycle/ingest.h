@@ -21,6 +21,12 @@ struct WriteContext {
   catalog::AuditEntry audit;  // actor + surface; action/target filled per write
 };
 
+// The chunker's options under a KB's config.
+chunk::ChunkOptions chunk_options(const KbConfig& config);
+
+// Throws Error(payload_too_large) when `bytes` exceeds limits.max_upload_bytes.
+void check_upload_size(const KbConfig& config, const std::string& name, std::int64_t bytes);
+
 // Validates and merges metadata JSON; applies the KB's subject rule (SPEC §1). Returns the
 // canonical metadata text and sets subject key/value on `row`.
 std::string prepare_metadata(const KbConfig& config, const std::string& metadata_json,

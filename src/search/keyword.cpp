@@ -106,33 +106,6 @@ std::string safe_match_expression(const std::string& text, bool drop_stopwords) 
   return expr;
 }
 
-Document to_document(const catalog::DocumentRow& r, const std::string& data_dir) {
-  Document d;
-  d.id = r.id;
-  d.kb = r.kb;
-  d.filename = r.filename;
-  d.title = r.title;
-  d.source_sha256 = r.source_sha256;
-  d.content_sha256 = r.content_sha256;
-  d.metadata_json = r.metadata_json;
-  if (r.subject_key && r.subject_value) d.subject = Subject{*r.subject_key, *r.subject_value};
-  d.converter = r.converter;
-  d.raw_ext = r.raw_ext;
-  d.source_bytes = r.source_bytes;
-  d.markdown_bytes = r.markdown_bytes;
-  d.chunk_count = r.chunk_count;
-  d.created_at = core::iso8601_utc(r.created_at);
-  d.updated_at = core::iso8601_utc(r.updated_at);
-  d.index_status.keyword = "ready";  // written in the document's own transaction
-  d.index_status.vector = "not_built";
-  if (!data_dir.empty()) {
-    d.markdown_path = data_dir + "/kb/" + r.kb + "/docs/" + r.id + ".md";
-    d.raw_path =
-        data_dir + "/kb/" + r.kb + "/raw/" + r.id + (r.raw_ext.empty() ? "" : "." + r.raw_ext);
-  }
-  return d;
-}
-
 std::vector<Hit> keyword_search(const catalog::Catalog& cat, const std::string& kb,
                                 const std::string& query, const core::Filter& filter, int top_k,
                                 double min_score, bool advanced, const KeywordParams& params) {

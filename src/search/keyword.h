@@ -31,7 +31,4 @@ std::vector<Hit> keyword_search(const catalog::Catalog& cat, const std::string& 
                                 const std::string& query, const core::Filter& filter, int top_k,
                                 double min_score, bool advanced, const KeywordParams& params = {});
 
-// Converts a catalog document row to the public type (shared with grep and the engine).
-Document to_document(const catalog::DocumentRow& row, const std::string& data_dir = "");
-
 }  // namespace quarry::search
