@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include "catalog/filter_sql.h"
+#include "catalog/fts_tokenizer.h"
+#include "catalog/memory_index.h"
 #include "catalog/rows.h"
 #include "catalog/schema.h"
 #include "catalog/sqlite.h"
@@ -43,7 +45,12 @@ void delete_chunks(sqlite3* db, std::int64_t kb_id, const std::string& doc_id) {
   Stmt(db, "DELETE FROM chunks WHERE doc_id = ?").bind(1, doc_id).exec();
 }
 
+void bump_generation(sqlite3* db, std::int64_t kb_id) {
+  Stmt(db, "UPDATE kbs SET generation = generation + 1 WHERE id = ?").bind(1, kb_id).exec();
+}
+
 void delete_document_rows(sqlite3* db, std::int64_t kb_id, const std::string& doc_id) {
+  bump_generation(db, kb_id);
   delete_chunks(db, kb_id, doc_id);
   Stmt(db, "DELETE FROM documents WHERE id = ?").bind(1, doc_id).exec();
 }
@@ -79,11 +86,16 @@ std::unique_ptr<Catalog> Catalog::open(const std::string& path) {
   exec_sql(db, "PRAGMA foreign_keys = ON");
   cat->fts5_ = fts5_api_of(db);
   register_rank_function(cat->fts5_);
+  cat->tokenizer_ = std::make_unique<FtsTokenizer>(cat->fts5_);
   migrate(db);
   return cat;
 }
 
+Catalog::Catalog(sqlite3* db) : db_(db) {}
+
 Catalog::~Catalog() {
+  memory_.clear();  // before the connection they read from
+  tokenizer_.reset();
   sqlite3_close_v2(db_);
 }
 
@@ -215,6 +227,7 @@ void Catalog::put_document(const DocumentRow& doc, const std::vector<ChunkRow>& 
   Transaction tx(db_);
   KbRow kb = get_kb(doc.kb);
   delete_chunks(db_, kb.id, doc.id);
+  bump_generation(db_, kb.id);
   Stmt(db_,
        "INSERT INTO documents(id, kb_id, filename, title, source_sha256, content_sha256, metadata,"
        " subject_key, subject_value, converter, raw_ext, source_bytes, markdown_bytes, body_offset,"
@@ -329,6 +342,16 @@ std::int64_t Catalog::count_documents_matching(const std::string& kb,
   bind_filter(s, f, 2);
   s.step();
   return s.i64(0);
+}
+
+bool Catalog::has_documents(const std::string& kb, const core::Filter& filter) const {
+  KbRow k = get_kb(kb);
+  SqlFilter f = compile_filter(filter, "d.metadata");
+  Stmt s(db_, "SELECT EXISTS(SELECT 1 FROM documents d WHERE d.kb_id = ? AND " + f.sql + ")");
+  s.bind(1, k.id);
+  bind_filter(s, f, 2);
+  s.step();
+  return s.i64(0) != 0;
 }
 
 std::vector<AuditRow> Catalog::list_audit(int limit, const std::string& kb) const {

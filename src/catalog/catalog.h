@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/filter.h"
@@ -16,6 +17,9 @@ struct sqlite3;
 struct fts5_api;
 
 namespace quarry::catalog {
+
+class FtsTokenizer;
+class MemoryIndex;
 
 struct KbRow {
   std::int64_t id = 0;
@@ -141,11 +145,22 @@ class Catalog {
   std::vector<ChunkRow> chunks_of(const std::string& kb, const std::string& doc_id) const;
   // Subject keys already used by documents of `kb` (for validating config changes).
   std::int64_t count_documents_matching(const std::string& kb, const core::Filter& filter) const;
+  // Whether any document of `kb` matches (cheap: stops at the first; for index_status).
+  bool has_documents(const std::string& kb, const core::Filter& filter = {}) const;
 
   // Keyword search over one KB's FTS5 index: ranked rowids and scores only (cheap); fetch the
   // rows a caller keeps with load_keyword_rows(). Throws invalid_argument for a malformed MATCH
   // expression (only reachable through the opt-in advanced syntax).
   std::vector<KeywordRow> keyword_search(const std::string& kb, const KeywordQuery& q) const;
+  // The same ranking from this process's in-memory copy of the KB's index (memory_index.h):
+  // built on a KB's second keyword query in this Catalog and rebuilt after any write to the KB.
+  // `words` are the safe query's words; returns nullopt when the query must go to FTS5 (no
+  // copy yet, or a word the tokenizer splits into several tokens, i.e. a phrase).
+  std::optional<std::vector<KeywordRow>> keyword_search_cached(
+      const std::string& kb, const std::vector<std::string>& words, int limit,
+      const Bm25Params& p) const;
+  // Off: every keyword query goes to FTS5 (tests compare the two paths).
+  void set_memory_index_enabled(bool on) { memory_index_enabled_ = on; }
   void load_keyword_rows(KeywordRow* begin, KeywordRow* end) const;
   // Highlighted snippets of `texts` for the words of `query` (stemmed as the index stems them).
   std::vector<std::string> snippets(const std::string& query,
@@ -156,9 +171,16 @@ class Catalog {
   sqlite3* handle() const { return db_; }  // for tests (integrity checks)
 
  private:
-  explicit Catalog(sqlite3* db) : db_(db) {}
+  explicit Catalog(sqlite3* db);
   sqlite3* db_;
   fts5_api* fts5_ = nullptr;
+  std::unique_ptr<FtsTokenizer> tokenizer_;
+  bool memory_index_enabled_ = true;
+  struct CachedIndex {
+    int queries = 0;
+    std::shared_ptr<MemoryIndex> index;
+  };
+  mutable std::unordered_map<std::int64_t, CachedIndex> memory_;
 };
 
 }  // namespace quarry::catalog

@@ -5,6 +5,8 @@
 
 #include "catalog/catalog.h"
 #include "catalog/filter_sql.h"
+#include "catalog/fts_tokenizer.h"
+#include "catalog/memory_index.h"
 #include "catalog/rows.h"
 #include "catalog/schema.h"
 #include "catalog/snippet.h"
@@ -62,6 +64,34 @@ std::vector<KeywordRow> Catalog::keyword_search(const std::string& kb,
     throw;
   }
   return rows;
+}
+
+std::optional<std::vector<KeywordRow>> Catalog::keyword_search_cached(
+    const std::string& kb, const std::vector<std::string>& words, int limit,
+    const Bm25Params& p) const {
+  if (!memory_index_enabled_ || !tokenizer_->ok()) return std::nullopt;
+  Stmt s(db_, "SELECT id, generation FROM kbs WHERE name = ?");
+  s.bind(1, kb);
+  if (!s.step()) get_kb(kb);  // throws not_found
+  const std::int64_t kb_id = s.i64(0), generation = s.i64(1);
+
+  std::vector<std::string> terms;
+  for (const auto& w : words) {
+    int n = 0;
+    tokenizer_->tokenize(w, FTS5_TOKENIZE_QUERY, [&](std::string_view tok, int, int) {
+      if (++n == 1) terms.emplace_back(tok);
+    });
+    if (n != 1) return std::nullopt;  // a phrase: FTS5 matches token adjacency
+  }
+  CachedIndex& c = memory_[kb_id];
+  if (!c.index || c.index->generation() != generation) {
+    c.index.reset();
+    // One-shot processes (a CLI search) are served by FTS5 alone; the copy pays off from a
+    // KB's second query on.
+    if (++c.queries < 2) return std::nullopt;
+    c.index = std::make_shared<MemoryIndex>(db_, *tokenizer_, kb_id, generation);
+  }
+  return c.index->search(terms, limit, p);
 }
 
 void Catalog::load_keyword_rows(KeywordRow* begin, KeywordRow* end) const {

@@ -4,13 +4,14 @@
 
 #include <array>
 
+#include "catalog/fts_tokenizer.h"
 #include "catalog/sqlite.h"
 #include "core/util.h"
 
 namespace quarry::catalog {
 namespace {
 
-constexpr std::array<const char*, 1> kMigrations = {
+constexpr std::array<const char*, 2> kMigrations = {
     // v1: knowledge bases, documents, chunks (the content of each KB's FTS5 index), audit.
     R"sql(
 CREATE TABLE kbs (
@@ -69,6 +70,9 @@ CREATE TABLE audit (
 );
 CREATE INDEX audit_by_kb ON audit(kb, id);
 )sql",
+    // v2: a per-KB generation, bumped by every write to the KB's documents, so caches of the
+    // keyword index (memory_index.cpp) know when they are stale.
+    "ALTER TABLE kbs ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;",
 };
 
 }  // namespace
@@ -104,7 +108,8 @@ void create_fts(sqlite3* db, std::int64_t kb_id) {
   // snippet() reads it from there. Porter stemming over unicode61 with diacritics folded.
   std::string sql = "CREATE VIRTUAL TABLE " + fts_table(kb_id) +
                     " USING fts5(title, headings, body, content='chunks', content_rowid='id',"
-                    " tokenize='porter unicode61 remove_diacritics 2')";
+                    " tokenize='" +
+                    kFtsTokenize + "')";
   exec_sql(db, sql.c_str());
 }
 

@@ -5,69 +5,22 @@
 #include <vector>
 
 namespace quarry::catalog {
-namespace {
 
-struct Collect {
-  std::vector<std::pair<std::string, std::pair<int, int>>> tokens;
-};
-
-int collect(void* ctx, int /*flags*/, const char* tok, int n, int start, int end) {
-  static_cast<Collect*>(ctx)->tokens.push_back(
-      {std::string(tok, static_cast<std::size_t>(n)), {start, end}});
-  return SQLITE_OK;
-}
-
-}  // namespace
-
-Snippeter::Snippeter(fts5_api* api, std::string_view query_text) {
-  if (!api) return;
-  void* user = nullptr;
-  auto* tk = new fts5_tokenizer;
-  if (api->xFindTokenizer(api, "porter", &user, tk) != SQLITE_OK) {
-    delete tk;
-    return;
-  }
-  const char* args[] = {"unicode61", "remove_diacritics", "2"};
-  Fts5Tokenizer* t = nullptr;
-  if (tk->xCreate(user, args, 3, &t) != SQLITE_OK) {
-    delete tk;
-    return;
-  }
-  tokenizer_ = t;
-  api_ = tk;
-  Collect c;
-  tokenize(query_text, FTS5_TOKENIZE_QUERY, &c, collect);
-  for (auto& [stem, span] : c.tokens)
-    if (stem != "and" && stem != "or" && stem != "not" && stem != "near") stems_.insert(stem);
-}
-
-Snippeter::~Snippeter() {
-  if (api_) {
-    auto* tk = static_cast<const fts5_tokenizer*>(api_);
-    tk->xDelete(static_cast<Fts5Tokenizer*>(tokenizer_));
-    delete tk;
-  }
-}
-
-void Snippeter::tokenize(std::string_view text, int flags, void* ctx,
-                         int (*cb)(void*, int, const char*, int, int, int)) const {
-  if (!api_) return;
-  auto* tk = static_cast<const fts5_tokenizer*>(api_);
-  tk->xTokenize(static_cast<Fts5Tokenizer*>(tokenizer_), ctx, flags, text.data(),
-                static_cast<int>(text.size()), cb);
+Snippeter::Snippeter(fts5_api* api, std::string_view query_text) : tokenizer_(api) {
+  tokenizer_.tokenize(query_text, FTS5_TOKENIZE_QUERY, [this](std::string_view stem, int, int) {
+    if (stem != "and" && stem != "or" && stem != "not" && stem != "near") stems_.emplace(stem);
+  });
 }
 
 std::string Snippeter::make(std::string_view text, int window) const {
-  Collect c;
-  tokenize(text, FTS5_TOKENIZE_DOCUMENT, &c, collect);
   std::unordered_map<std::string, int> term_ids;
   std::vector<Token> toks;
-  toks.reserve(c.tokens.size());
-  for (auto& [stem, span] : c.tokens) {
-    bool hit = stems_.count(stem) > 0;
-    int id = hit ? term_ids.emplace(stem, static_cast<int>(term_ids.size())).first->second : -1;
-    toks.push_back({span.first, span.second, hit, id});
-  }
+  tokenizer_.tokenize(text, FTS5_TOKENIZE_DOCUMENT, [&](std::string_view stem, int start, int end) {
+    std::string key(stem);
+    bool hit = stems_.count(key) > 0;
+    int id = hit ? term_ids.emplace(key, static_cast<int>(term_ids.size())).first->second : -1;
+    toks.push_back({start, end, hit, id});
+  });
   // Best window: most distinct terms, then most hits; slide over token positions.
   std::size_t n = toks.size(), w = static_cast<std::size_t>(window), best = 0;
   if (n > w) {

@@ -10,13 +10,14 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "catalog/fts_tokenizer.h"
+
 namespace quarry::catalog {
 
 class Snippeter {
  public:
   // `query_text`: the words to highlight (FTS5 operators AND/OR/NOT/NEAR are ignored).
   Snippeter(fts5_api* api, std::string_view query_text);
-  ~Snippeter();
   Snippeter(const Snippeter&) = delete;
   Snippeter& operator=(const Snippeter&) = delete;
 
@@ -30,11 +31,7 @@ class Snippeter {
     bool hit;
     int term;
   };
-  void tokenize(std::string_view text, int flags, void* ctx,
-                int (*cb)(void*, int, const char*, int, int, int)) const;
-
-  void* tokenizer_ = nullptr;  // Fts5Tokenizer*
-  const void* api_ = nullptr;  // fts5_tokenizer*
+  FtsTokenizer tokenizer_;
   std::unordered_set<std::string> stems_;
 };
 

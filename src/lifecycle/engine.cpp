@@ -300,9 +300,10 @@ class EngineImpl final : public Engine {
     return *row;
   }
 
-  IndexStatus scope_status(std::int64_t documents) const {
+  // Keyword indexing is synchronous: a scope with documents is ready; an empty one not_built.
+  static IndexStatus scope_status(bool has_documents) {
     IndexStatus s;
-    s.keyword = documents > 0 ? "ready" : "not_built";
+    s.keyword = has_documents ? "ready" : "not_built";
     s.vector = "not_built";
     return s;
   }
@@ -319,7 +320,7 @@ class EngineImpl final : public Engine {
     i.source_bytes = st.source_bytes;
     i.created_at = core::iso8601_utc(kb.created_at);
     i.updated_at = core::iso8601_utc(kb.updated_at);
-    i.index_status = scope_status(st.documents);
+    i.index_status = scope_status(st.documents > 0);
     return i;
   }
 
@@ -454,8 +455,7 @@ SearchResponse EngineImpl::search(const SearchRequest& r) {
                 {{"field", "mode"}});
   }
   resp.mode = mode;
-  resp.index_status = scope_status(filter.empty() ? cat_->kb_stats(r.kb).documents
-                                                  : cat_->count_documents_matching(r.kb, filter));
+  resp.index_status = scope_status(cat_->has_documents(r.kb, filter));
   resp.took_ms = ms_since(t0);
   return resp;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <unordered_set>
 
@@ -125,7 +126,11 @@ std::vector<Hit> keyword_search(const catalog::Catalog& cat, const std::string& 
   // Sibling windows of one oversize section collapse to the best; rank extra rows so k hits
   // remain, but load rows (PK lookups) only as far as needed.
   q.limit = params.collapse_windows ? top_k * 3 + 10 : top_k;
-  auto rows = cat.keyword_search(kb, q);
+  std::optional<std::vector<catalog::KeywordRow>> cached;
+  if (!advanced && filter.empty())
+    cached =
+        cat.keyword_search_cached(kb, query_terms(query, params.drop_stopwords), q.limit, q.params);
+  auto rows = cached ? std::move(*cached) : cat.keyword_search(kb, q);
 
   std::vector<Hit> hits;
   std::vector<const std::string*> texts;
