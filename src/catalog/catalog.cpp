@@ -222,6 +222,21 @@ std::vector<DocumentRow> Catalog::list_documents(const std::string& kb, const st
   return out;
 }
 
+std::vector<DocumentRef> Catalog::document_refs(const std::string& kb,
+                                                const core::Filter& filter) const {
+  KbRow k = get_kb(kb);
+  SqlFilter f = compile_filter(filter, "d.metadata");
+  Stmt s(db_,
+         "SELECT d.id, d.filename, d.subject_key, d.subject_value FROM documents d"
+         " WHERE d.kb_id = ? AND " +
+             f.sql + " ORDER BY d.id");
+  s.bind(1, k.id);
+  bind_filter(s, f, 2);
+  std::vector<DocumentRef> out;
+  while (s.step()) out.push_back({s.str(0), s.str(1), s.opt_str(2), s.opt_str(3)});
+  return out;
+}
+
 void Catalog::put_document(const DocumentRow& doc, const std::vector<ChunkRow>& chunks,
                            const AuditEntry& a) {
   Transaction tx(db_);

@@ -56,6 +56,14 @@ struct DocumentRow {
   std::int64_t updated_at = 0;
 };
 
+// The few columns grep needs of every document in scope.
+struct DocumentRef {
+  std::string id;
+  std::string filename;
+  std::optional<std::string> subject_key;
+  std::optional<std::string> subject_value;
+};
+
 struct ChunkRow {
   int index = 0;
   std::string chunk_id;
@@ -135,6 +143,9 @@ class Catalog {
   // Ordered by id; `after` is the cursor (last id of the previous page).
   std::vector<DocumentRow> list_documents(const std::string& kb, const std::string& after,
                                           int limit, const core::Filter& filter = {}) const;
+  // Every document of `kb` matching `filter`, ordered by id: only id, name and subject.
+  std::vector<DocumentRef> document_refs(const std::string& kb,
+                                         const core::Filter& filter = {}) const;
   // Inserts or replaces the document row and all of its chunks in one transaction.
   void put_document(const DocumentRow& doc, const std::vector<ChunkRow>& chunks,
                     const AuditEntry& a);

@@ -11,7 +11,7 @@
 namespace quarry::catalog {
 namespace {
 
-constexpr std::array<const char*, 2> kMigrations = {
+constexpr std::array<const char*, 3> kMigrations = {
     // v1: knowledge bases, documents, chunks (the content of each KB's FTS5 index), audit.
     R"sql(
 CREATE TABLE kbs (
@@ -73,6 +73,11 @@ CREATE INDEX audit_by_kb ON audit(kb, id);
     // v2: a per-KB generation, bumped by every write to the KB's documents, so caches of the
     // keyword index (memory_index.cpp) know when they are stale.
     "ALTER TABLE kbs ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;",
+    // v3: listing a KB's documents for grep reads only this index (no row lookups).
+    R"sql(
+CREATE INDEX documents_refs ON documents(kb_id, id, filename, subject_key, subject_value);
+DROP INDEX documents_by_kb;
+)sql",
 };
 
 }  // namespace
@@ -81,15 +86,23 @@ int latest_schema_version() {
   return static_cast<int>(kMigrations.size());
 }
 
+namespace {
+int applied_version(sqlite3* db) {
+  Stmt cur(db, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
+  cur.step();
+  return static_cast<int>(cur.i64(0));
+}
+}  // namespace
+
 void migrate(sqlite3* db) {
   exec_sql(db,
            "CREATE TABLE IF NOT EXISTS schema_migrations ("
            " version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)");
+  // Up to date (every open but the first after an upgrade): a plain read, so opening a data
+  // dir never queues behind another process's write transaction.
+  if (applied_version(db) >= latest_schema_version()) return;
   Transaction tx(db);
-  Stmt cur(db, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
-  cur.step();
-  int have = static_cast<int>(cur.i64(0));
-  for (int v = have + 1; v <= latest_schema_version(); ++v) {
+  for (int v = applied_version(db) + 1; v <= latest_schema_version(); ++v) {
     exec_sql(db, kMigrations[static_cast<std::size_t>(v - 1)]);
     Stmt(db, "INSERT INTO schema_migrations(version, applied_at) VALUES(?, ?)")
         .bind(1, v)

@@ -469,15 +469,11 @@ GrepResponse EngineImpl::grep(const GrepRequest& r) {
   core::Filter filter = core::parse_filter_text(r.filter_json);
   std::vector<search::GrepFile> files;
   std::unordered_map<std::string, std::optional<Subject>> subjects;
-  for (std::string cursor;;) {
-    auto rows = cat_->list_documents(r.kb, cursor, 5000, filter);
-    for (const auto& d : rows) {
-      files.push_back({d.id, d.filename, layout_.markdown_path(r.kb, d.id)});
-      if (d.subject_key && d.subject_value)
-        subjects[d.id] = Subject{*d.subject_key, *d.subject_value};
-    }
-    if (rows.size() < 5000) break;
-    cursor = rows.back().id;
+  for (auto& d : cat_->document_refs(r.kb, filter)) {
+    if (d.subject_key && d.subject_value)
+      subjects[d.id] = Subject{*d.subject_key, *d.subject_value};
+    std::string path = layout_.markdown_path(r.kb, d.id);
+    files.push_back({std::move(d.id), std::move(d.filename), std::move(path)});
   }
   search::GrepOptions o;
   o.pattern = r.pattern;

@@ -76,10 +76,10 @@ void write_document(const WriteContext& ctx, catalog::DocumentRow& row, const st
 
   const std::string md_path = ctx.layout.markdown_path(row.kb, row.id);
   const std::string raw_path = ctx.layout.raw_path(row.kb, row.id, row.raw_ext);
-  std::string staged_md = stage_file(md_path, file);
+  std::string staged_md = stage_file(ctx.layout, md_path, file);
   std::string staged_raw;
   try {
-    if (raw) staged_raw = stage_file(raw_path, *raw);
+    if (raw) staged_raw = stage_file(ctx.layout, raw_path, *raw);
     catalog::AuditEntry a = ctx.audit;
     a.action = action;
     a.kb = row.kb;

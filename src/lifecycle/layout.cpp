@@ -18,10 +18,20 @@ namespace fs = std::filesystem;
 
 namespace quarry::lifecycle {
 
-std::string stage_file(const std::string& path, std::string_view bytes) {
+std::string Layout::staged_path(const std::string& final_path) const {
+  // <data>/kb/<kb>/<sub>/<name> -> <data>/staging/<kb>.<sub>.<name>.tmp (KB names have no '.')
+  const fs::path p(final_path);
+  const std::string sub = p.parent_path().filename().string();
+  const std::string kb = p.parent_path().parent_path().filename().string();
+  return staging_dir() + "/" + kb + "." + sub + "." + p.filename().string() + ".tmp";
+}
+
+std::string stage_file(const Layout& layout, const std::string& final_path,
+                       std::string_view bytes) {
   std::error_code ec;
-  fs::create_directories(fs::path(path).parent_path(), ec);
-  const std::string staged = path + ".tmp";
+  fs::create_directories(fs::path(final_path).parent_path(), ec);
+  fs::create_directories(layout.staging_dir(), ec);
+  const std::string staged = layout.staged_path(final_path);
   int fd = ::open(staged.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw Error(Code::io_error, "cannot write " + staged + ": " + std::strerror(errno));
   std::size_t done = 0;
@@ -58,40 +68,39 @@ void remove_file_quietly(const std::string& path) {
 
 namespace {
 
+// Calls fn(kb, sub, name, staged path) for each staged file (see Layout::staged_path).
 template <typename Fn>
 void for_each_staged(const Layout& layout, Fn fn) {
   std::error_code ec;
-  fs::path kb_root = fs::path(layout.data_dir) / "kb";
-  if (!fs::is_directory(kb_root, ec)) return;
-  for (const auto& kb : fs::directory_iterator(kb_root, ec)) {
-    for (const char* sub : {"docs", "raw"}) {
-      fs::path dir = kb.path() / sub;
-      if (!fs::is_directory(dir, ec)) continue;
-      for (const auto& e : fs::directory_iterator(dir, ec))
-        if (e.path().extension() == ".tmp")
-          fn(kb.path().filename().string(), std::string(sub), e.path());
+  for (const auto& e : fs::directory_iterator(layout.staging_dir(), ec)) {
+    std::string n = e.path().filename().string();
+    auto dot1 = n.find('.');
+    auto dot2 = dot1 == std::string::npos ? dot1 : n.find('.', dot1 + 1);
+    if (dot2 == std::string::npos || n.size() < 4 || n.compare(n.size() - 4, 4, ".tmp") != 0) {
+      remove_file_quietly(e.path().string());  // not ours: never renamed anywhere
+      continue;
     }
+    fn(n.substr(0, dot1), n.substr(dot1 + 1, dot2 - dot1 - 1),
+       n.substr(dot2 + 1, n.size() - 4 - dot2 - 1), e.path());
   }
 }
 
 }  // namespace
 
 bool has_staged_files(const Layout& layout) {
-  bool any = false;
-  for_each_staged(layout,
-                  [&](const std::string&, const std::string&, const fs::path&) { any = true; });
-  return any;
+  std::error_code ec;
+  return fs::directory_iterator(layout.staging_dir(), ec) != fs::directory_iterator();
 }
 
 void recover_staged_files(const Layout& layout, const catalog::Catalog& cat) {
-  for_each_staged(layout, [&](const std::string& kb, const std::string& sub, const fs::path& p) {
-    const std::string final_path = p.string().substr(0, p.string().size() - 4);
-    const std::string name = fs::path(final_path).filename().string();
+  for_each_staged(layout, [&](const std::string& kb, const std::string& sub,
+                              const std::string& name, const fs::path& p) {
+    const std::string final_path = layout.kb_dir(kb) + "/" + sub + "/" + name;
     const std::string id = name.substr(0, name.find('.'));
     std::optional<catalog::DocumentRow> doc;
     if (cat.find_kb(kb)) doc = cat.find_document(kb, id);
     bool keep = false;
-    if (doc) {
+    if (doc && (sub == "docs" || sub == "raw")) {
       std::string bytes = read_whole_file(p.string());
       if (sub == "docs") {
         auto parsed = convert::parse_front_matter(bytes);

@@ -4,10 +4,13 @@
 //   <data>/write.lock                 the one-writer lock
 //   <data>/kb/<name>/docs/<id>.md     Markdown with front matter: the source of truth
 //   <data>/kb/<name>/raw/<id>.<ext>   the original upload
+//   <data>/staging/                   files written but not yet renamed into place
 //
-// A document write stages its files as `<final>.tmp`, commits the catalog transaction (the
-// commit point), then renames the staged files into place. recover_staged_files() finishes or
-// discards staged files left by a crash, using the hashes the catalog committed.
+// A document write stages its files in staging/ (`<kb>.<docs|raw>.<final name>.tmp`), commits
+// the catalog transaction (the commit point), then renames the staged files into place.
+// recover_staged_files() finishes or discards staged files left by a crash, using the hashes the
+// catalog committed. One staging folder, not files beside their targets, so that checking for
+// leftovers on every open reads one (normally empty) directory, not every KB's folders.
 #pragma once
 
 #include <string>
@@ -32,10 +35,13 @@ struct Layout {
   std::string raw_path(const std::string& kb, const std::string& id, const std::string& ext) const {
     return raw_dir(kb) + "/" + id + (ext.empty() ? "" : "." + ext);
   }
+  std::string staging_dir() const { return data_dir + "/staging"; }
+  // Where the file that will become `final_path` (a path under kb/) is staged.
+  std::string staged_path(const std::string& final_path) const;
 };
 
-// Writes `bytes` to `path + ".tmp"` (creating directories); returns the staged path.
-std::string stage_file(const std::string& path, std::string_view bytes);
+// Writes `bytes` to layout.staged_path(final_path); returns the staged path.
+std::string stage_file(const Layout& layout, const std::string& final_path, std::string_view bytes);
 // Renames a staged file onto its final path.
 void commit_staged(const std::string& staged, const std::string& final_path);
 std::string read_whole_file(const std::string& path);  // throws io_error / not_found

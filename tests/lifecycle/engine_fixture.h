@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "catalog/catalog.h"
+#include "lifecycle/layout.h"
 #include "quarry/engine.h"
 #include "test_util.h"
 
@@ -58,6 +59,11 @@ class EngineTest : public ::testing::Test {
   }
   fs::path raw_file(const std::string& kb, const std::string& id, const std::string& ext) const {
     return fs::path(canonical_data) / "kb" / kb / "raw" / (id + "." + ext);
+  }
+
+  // Where a write stages the file that becomes `final_path` before its catalog commit.
+  fs::path staged(const fs::path& final_path) const {
+    return lifecycle::Layout{canonical_data}.staged_path(final_path.string());
   }
 
   IngestItem add(const std::string& kb, const std::string& name, const std::string& bytes,

@@ -305,11 +305,11 @@ TEST_F(EngineTest, CommittedButUnrenamedMarkdownIsRestoredOnOpen) {
   const std::string bytes = read_file(real);
   engine.reset();
   // The crash: the catalog committed, the rename of the staged file never happened.
-  fs::copy_file(real, real.string() + ".tmp");
+  fs::copy_file(real, staged(real));
   fs::remove(real);
   engine = open_engine();
   EXPECT_TRUE(fs::exists(real));
-  EXPECT_FALSE(fs::exists(real.string() + ".tmp"));
+  EXPECT_FALSE(fs::exists(staged(real)));
   EXPECT_EQ(read_file(real), bytes);
   EXPECT_NE(engine->read_markdown("k", item.doc_id).find("pangolin"), std::string::npos);
 }
@@ -319,10 +319,10 @@ TEST_F(EngineTest, CommittedButUnrenamedRawIsRestoredOnOpen) {
   auto item = add("k", "a.md", "# A\n\nraw upload\n");
   const fs::path raw = raw_file("k", item.doc_id, "md");
   engine.reset();
-  fs::rename(raw, raw.string() + ".tmp");
+  fs::rename(raw, staged(raw));
   engine = open_engine();
   EXPECT_EQ(read_file(raw), "# A\n\nraw upload\n");
-  EXPECT_FALSE(fs::exists(raw.string() + ".tmp"));
+  EXPECT_FALSE(fs::exists(staged(raw)));
 }
 
 TEST_F(EngineTest, StaleStagedFilesAreDeletedOnOpen) {
@@ -332,21 +332,21 @@ TEST_F(EngineTest, StaleStagedFilesAreDeletedOnOpen) {
   const std::string bytes = read_file(real);
   engine.reset();
   // A write that never committed: its staged body does not hash to the catalog's content.
-  write_file(real.string() + ".tmp", "---\nid: x\n---\n\n# A\n\nan uncommitted version\n");
-  write_file(raw_file("k", item.doc_id, "md").string() + ".tmp", "uncommitted raw");
+  write_file(staged(real), "---\nid: x\n---\n\n# A\n\nan uncommitted version\n");
+  write_file(staged(raw_file("k", item.doc_id, "md")), "uncommitted raw");
   // Staged files of a document the catalog never saw.
-  write_file(md_file("k", "01ZZZZZZZZZZZZZZZZZZZZZZZZ").string() + ".tmp", "orphan");
-  write_file(raw_file("k", "01ZZZZZZZZZZZZZZZZZZZZZZZZ", "pdf").string() + ".tmp", "orphan");
+  write_file(staged(md_file("k", "01ZZZZZZZZZZZZZZZZZZZZZZZZ")), "orphan");
+  write_file(staged(raw_file("k", "01ZZZZZZZZZZZZZZZZZZZZZZZZ", "pdf")), "orphan");
   // ... and of a KB the catalog never saw.
-  write_file(fs::path(data) / "kb/ghost/docs/01YYYYYYYYYYYYYYYYYYYYYYYY.md.tmp", "ghost");
+  write_file(staged(fs::path(data) / "kb/ghost/docs/01YYYYYYYYYYYYYYYYYYYYYYYY.md"), "ghost");
   engine = open_engine();
   EXPECT_EQ(read_file(real), bytes);
-  EXPECT_FALSE(fs::exists(real.string() + ".tmp"));
-  EXPECT_FALSE(fs::exists(raw_file("k", item.doc_id, "md").string() + ".tmp"));
+  EXPECT_FALSE(fs::exists(staged(real)));
+  EXPECT_FALSE(fs::exists(staged(raw_file("k", item.doc_id, "md"))));
   EXPECT_EQ(read_file(raw_file("k", item.doc_id, "md")), "# A\n\nthe committed version\n");
-  EXPECT_FALSE(fs::exists(md_file("k", "01ZZZZZZZZZZZZZZZZZZZZZZZZ").string() + ".tmp"));
-  EXPECT_FALSE(fs::exists(raw_file("k", "01ZZZZZZZZZZZZZZZZZZZZZZZZ", "pdf").string() + ".tmp"));
-  EXPECT_FALSE(fs::exists(fs::path(data) / "kb/ghost/docs/01YYYYYYYYYYYYYYYYYYYYYYYY.md.tmp"));
+  EXPECT_FALSE(fs::exists(staged(md_file("k", "01ZZZZZZZZZZZZZZZZZZZZZZZZ"))));
+  EXPECT_FALSE(fs::exists(staged(raw_file("k", "01ZZZZZZZZZZZZZZZZZZZZZZZZ", "pdf"))));
+  EXPECT_FALSE(fs::exists(staged(fs::path(data) / "kb/ghost/docs/01YYYYYYYYYYYYYYYYYYYYYYYY.md")));
   EXPECT_NE(engine->read_markdown("k", item.doc_id).find("committed version"), std::string::npos);
 }
 
@@ -358,7 +358,7 @@ TEST_F(EngineTest, RecoveredEditIsTheCommittedOne) {
   const std::string committed = read_file(real);
   engine.reset();
   // Crash after commit of the edit, before the rename: the old file is still in place.
-  fs::rename(real, real.string() + ".tmp");
+  fs::rename(real, staged(real));
   write_file(real, "---\nid: old\n---\n\n# A\n\nfirst body\n");
   engine = open_engine();
   EXPECT_EQ(read_file(real), committed);
