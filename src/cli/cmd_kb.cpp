@@ -67,11 +67,15 @@ void add_kb_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
   create->add_option("--description", ca->description, "One line describing the KB");
   create->add_option("--config", ca->config, "Full config as JSON, @file or - (stdin)");
   create->add_option("--profile", ca->profile, "Chunking profile: none | prose | code");
-  create->add_option("--max-tokens", ca->max_tokens, "Chunk budget in tokens (16-8191)");
-  create->add_option("--overlap", ca->overlap, "Overlap between windows in tokens");
+  // Presence, not value, decides whether a budget was given: `--max-tokens 0` must reach the
+  // schema check and be refused, not be mistaken for "not set".
+  auto* max_opt =
+      create->add_option("--max-tokens", ca->max_tokens, "Chunk budget in tokens (16-8191)");
+  auto* overlap_opt =
+      create->add_option("--overlap", ca->overlap, "Overlap between windows in tokens");
   create->add_option("--subject-keys", ca->subject_keys,
                      "Comma-separated subject keys (exactly one per document)");
-  create->callback([&g, ca] {
+  create->callback([&g, ca, max_opt, overlap_opt] {
     json cfg = json::object();
     if (!ca->config.empty()) {
       cfg = json::parse(read_arg_or_file(ca->config), nullptr, false);
@@ -80,8 +84,8 @@ void add_kb_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
     }
     if (!ca->description.empty()) cfg["description"] = ca->description;
     if (!ca->profile.empty()) cfg["chunking"]["profile"] = ca->profile;
-    if (ca->max_tokens) cfg["chunking"]["max_tokens"] = ca->max_tokens;
-    if (ca->overlap >= 0) cfg["chunking"]["overlap_tokens"] = ca->overlap;
+    if (max_opt->count()) cfg["chunking"]["max_tokens"] = ca->max_tokens;
+    if (overlap_opt->count()) cfg["chunking"]["overlap_tokens"] = ca->overlap;
     if (!ca->subject_keys.empty()) {
       json keys = json::array();
       std::stringstream ss(ca->subject_keys);

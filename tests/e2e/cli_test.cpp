@@ -106,6 +106,13 @@ TEST_F(CliTest, KbCreateErrors) {
   EXPECT_EQ(r.json["error"]["details"]["field"], "chunking.max_tokens");
   expect_error(cli.json({"kb", "create", "y", "--profile", "none", "--max-tokens", "100"}),
                Code::invalid_argument);
+  // Zero and negative budgets are refused by the schema, not taken as "not given".
+  r = cli.json({"kb", "create", "v", "--max-tokens", "0"});
+  expect_error(r, Code::invalid_argument);
+  EXPECT_EQ(r.json["error"]["details"]["field"], "chunking.max_tokens");
+  r = cli.json({"kb", "create", "u", "--overlap", "-1"});
+  expect_error(r, Code::invalid_argument);
+  EXPECT_EQ(r.json["error"]["details"]["field"], "chunking.overlap_tokens");
   expect_error(cli.json({"kb", "create", "z", "--config", "{nope"}), Code::invalid_argument);
   // config from stdin
   auto from_stdin =
