@@ -36,5 +36,7 @@ inline double percentile(std::vector<double> v, double p) {
 
 int run_eval(const Args& args);
 int run_perf(const Args& args);
+int run_ann(const Args& args);          // ann.cpp: the embedded store vs its peers
+int run_embed_speed(const Args& args);  // embed_speed.cpp: static/hash throughput
 
 }  // namespace quarry::bench

@@ -8,7 +8,7 @@
 int main(int argc, char** argv) {
   using namespace quarry::bench;
   if (argc < 2) {
-    std::cerr << "usage: quarry-bench eval|perf --dataset DIR [options]\n";
+    std::cerr << "usage: quarry-bench eval|perf|ann|embed-speed [options]\n";
     return 2;
   }
   Args args;
@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
     std::string cmd = argv[1];
     if (cmd == "eval") return run_eval(args);
     if (cmd == "perf") return run_perf(args);
+    if (cmd == "ann") return run_ann(args);
+    if (cmd == "embed-speed") return run_embed_speed(args);
     std::cerr << "unknown sub-command " << cmd << "\n";
     return 2;
   } catch (const std::exception& e) {

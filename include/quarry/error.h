@@ -26,6 +26,10 @@ enum class Code {
   io_error,
   unauthorized,
   forbidden,
+  rate_limited,     // a remote provider/store kept answering 429 after every retry
+  upstream_error,   // a remote provider/store refused the request (its message is kept)
+  timeout,          // a remote call took longer than its limit
+  blocked_address,  // the SSRF guard refused an outbound address (§10)
   internal,
 };
 

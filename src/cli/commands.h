@@ -13,6 +13,8 @@ void add_ingest_command(CLI::App& app, Globals& g, int& exit_code);
 void add_docs_commands(CLI::App& app, Globals& g, int& exit_code);
 void add_search_commands(CLI::App& app, Globals& g, int& exit_code);
 void add_status_command(CLI::App& app, Globals& g, int& exit_code);
+void add_model_commands(CLI::App& app, Globals& g, int& exit_code);   // cmd_model.cpp
+void add_secret_commands(CLI::App& app, Globals& g, int& exit_code);  // cmd_secret.cpp
 
 // Reads a value given as literal text, "@path" (a file) or "-" (stdin).
 std::string read_arg_or_file(const std::string& v);

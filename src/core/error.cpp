@@ -11,7 +11,7 @@ struct CodeInfo {
   int exit;
 };
 // Exit statuses are part of the CLI contract: append, never renumber.
-constexpr std::array<CodeInfo, 18> kCodes{{
+constexpr std::array<CodeInfo, 22> kCodes{{
     {Code::ok, "ok", 0},
     {Code::invalid_argument, "invalid_argument", 2},
     {Code::not_found, "not_found", 3},
@@ -29,6 +29,10 @@ constexpr std::array<CodeInfo, 18> kCodes{{
     {Code::io_error, "io_error", 15},
     {Code::unauthorized, "unauthorized", 16},
     {Code::forbidden, "forbidden", 17},
+    {Code::rate_limited, "rate_limited", 18},
+    {Code::upstream_error, "upstream_error", 19},
+    {Code::timeout, "timeout", 21},  // 20 is ingest's "some files failed"
+    {Code::blocked_address, "blocked_address", 22},
     {Code::internal, "internal", 1},
 }};
 }  // namespace

@@ -30,6 +30,10 @@ const std::map<Code, std::pair<std::string, int>>& expected() {
       {Code::io_error, {"io_error", 15}},
       {Code::unauthorized, {"unauthorized", 16}},
       {Code::forbidden, {"forbidden", 17}},
+      {Code::rate_limited, {"rate_limited", 18}},
+      {Code::upstream_error, {"upstream_error", 19}},
+      {Code::timeout, {"timeout", 21}},
+      {Code::blocked_address, {"blocked_address", 22}},
       {Code::internal, {"internal", 1}},
   };
   return m;

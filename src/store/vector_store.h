@@ -1,0 +1,145 @@
+// The vector-store port (SPEC §6). A store owns the vectors of many KBs; every call is scoped
+// to one KB and one revision (a KB's vectors for one embedder + chunking, §1), and a query must
+// never see another KB's or another revision's vectors: that leak is the worst bug there is.
+//
+// Keys are (kb, document, chunk_index). upsert() of a document replaces all of that document's
+// chunks in the scope (never appends): after it, exactly the given chunks exist.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/filter.h"
+
+namespace quarry::store {
+
+struct Capabilities {
+  bool metadata_filter = true;
+  bool hybrid = false;
+  bool namespaces = false;
+  bool hard_delete = true;
+  bool native_dimensions = false;
+  bool embeds_on_write = false;
+  std::string tenancy = "collection";  // collection | namespace | row_filter
+};
+
+// Which vectors a call addresses: one KB under one revision, with that revision's dimensions.
+struct Scope {
+  std::string kb;
+  std::string revision;
+  int dimensions = 0;
+};
+
+struct ChunkVector {
+  int chunk_index = 0;
+  std::string chunk_id;  // the chunk's citation UUID
+  std::vector<float> vector;  // dimensions long (platform mode); empty in plugin mode
+  std::string text;           // for stores that embed on write; may be empty otherwise
+};
+
+// One document's chunks. `metadata` is the document's metadata object: filters (§4) and
+// delete_where() evaluate against it.
+struct DocumentVectors {
+  std::string doc_id;
+  nlohmann::json metadata = nlohmann::json::object();
+  std::vector<ChunkVector> chunks;
+};
+
+struct UpsertResult {
+  int written = 0;
+  int skipped = 0;  // chunks already stored with identical vectors
+};
+
+struct StoreHit {
+  std::string doc_id;
+  int chunk_index = 0;
+  std::string chunk_id;
+  double raw_score = 0;  // the store's metric, e.g. cosine distance (lower is closer)
+  double score = 0;      // normalised to [0, 1], higher is better: 1 - cosine_distance / 2
+  std::string metric = "cosine_distance";
+};
+
+struct Query {
+  std::vector<float> vector;  // platform mode
+  std::string text;           // plugin mode (stores that embed at query time)
+  int top_k = 10;             // 0: an availability probe, returns nothing
+  core::Filter filter;        // evaluated against document metadata, pushed into the store
+};
+
+// A caller's transaction that a store may join (Postgres); others ignore it.
+struct Transaction {
+  virtual ~Transaction() = default;
+};
+
+class VectorStore {
+ public:
+  virtual ~VectorStore() = default;
+
+  virtual std::string id() const = 0;  // "embedded", "memory", "pgvector", ...
+  virtual Capabilities capabilities() const = 0;
+
+  // Throws Error(dimension_mismatch) when a vector's length differs from scope.dimensions, or
+  // the scope already holds vectors of another length.
+  virtual UpsertResult upsert(const Scope& scope, const DocumentVectors& doc,
+                              Transaction* txn = nullptr) = 0;
+  // At most q.top_k hits, best first; only vectors of this scope whose document matches the
+  // filter. A filtered query returns k hits whenever k chunks match.
+  virtual std::vector<StoreHit> query(const Scope& scope, const Query& q) const = 0;
+
+  // Deletes return how many chunk vectors went. kb-wide deletes cover every revision.
+  virtual int delete_document(const std::string& kb, const std::string& doc_id,
+                              Transaction* txn = nullptr) = 0;
+  virtual int delete_kb(const std::string& kb, Transaction* txn = nullptr) = 0;
+  virtual int delete_where(const std::string& kb, const core::Filter& filter,
+                           Transaction* txn = nullptr) = 0;
+  // Deletes every revision of the KB except `keep` (after a blue-green cut-over).
+  virtual int delete_other_revisions(const std::string& kb, const std::string& keep) = 0;
+  virtual bool has(const Scope& scope, const std::string& doc_id) const = 0;
+  // Vectors stored for the scope.
+  virtual std::int64_t count(const Scope& scope) const = 0;
+
+  // Default: a top_k = 0 query that must not throw.
+  virtual bool is_available() const;
+};
+
+// Cosine distance in [0, 2] -> score in [0, 1] (1 = same direction).
+inline double cosine_score(double distance) {
+  double s = 1.0 - distance / 2.0;
+  return s < 0 ? 0 : (s > 1 ? 1 : s);
+}
+
+struct StoreContext {
+  std::string data_dir;  // the embedded store keeps its files under <data_dir>/vectors/
+  std::function<std::string(const std::string&)> secret;
+};
+
+using StoreFactory = std::function<std::unique_ptr<VectorStore>(const nlohmann::json& settings,
+                                                                const StoreContext&)>;
+
+class StoreRegistry {
+ public:
+  static StoreRegistry& builtin();  // "embedded", "memory"
+  void add(const std::string& id, StoreFactory f);  // invalid_argument on empty id / duplicate
+  bool has(const std::string& id) const { return factories_.count(id) > 0; }
+  std::vector<std::string> ids() const;
+  std::unique_ptr<VectorStore> create(const std::string& id, const nlohmann::json& settings,
+                                      const StoreContext& ctx) const;
+
+ private:
+  std::map<std::string, StoreFactory> factories_;
+};
+
+// An in-memory store: brute force, for tests of the layers above the port (and `memory`).
+std::unique_ptr<VectorStore> make_memory_store();
+// The embedded default store (store/embedded/).
+std::unique_ptr<VectorStore> make_embedded_store(const nlohmann::json& settings,
+                                                 const StoreContext& ctx);
+
+}  // namespace quarry::store
