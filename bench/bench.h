@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -26,6 +27,10 @@ struct Args {
     return it == kv.end() ? def : std::stod(it->second);
   }
 };
+
+inline double elapsed_ms(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
 
 inline double percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;

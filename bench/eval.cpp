@@ -8,6 +8,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 
 #include "beir.h"
 #include "bench.h"
@@ -62,14 +63,48 @@ double ensure_corpus_kb(Engine& engine, const Dataset& ds, const std::string& kb
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+namespace {
+
+using Ranked = std::map<std::string, std::vector<std::string>>;
+
+void add_ranked(Ranked& ranked, const std::string& qid, const std::vector<Hit>& hits) {
+  auto& list = ranked[qid];
+  std::set<std::string> seen;
+  for (const auto& h : hits) {
+    std::string id = h.filename.substr(0, h.filename.size() - 3);
+    if (seen.insert(id).second) list.push_back(id);
+  }
+}
+
+std::vector<double> parse_list(const std::string& text) {
+  std::vector<double> out;
+  std::stringstream ss(text);
+  for (std::string x; std::getline(ss, x, ',');)
+    if (!x.empty()) out.push_back(std::stod(x));
+  return out;
+}
+
+}  // namespace
+
 int run_eval(const Args& args) {
   const std::string dir = args.get("dataset");
   Dataset ds = load_dataset(dir, args.get("split", ""));
   const std::string data_dir = args.get("data-dir", "/tmp/quarry-bench-" + ds.name);
   const std::string profile = args.get("profile", "prose");
+  const std::string mode = args.get("mode", "keyword");
+  const std::string embedder = args.get("embedder", "");
   auto engine = Engine::open({data_dir, "bench", "library", 60000});
-  const std::string kb = "eval-" + profile;
+  std::string kb = "eval-" + profile;
   json cfg = {{"chunking", {{"profile", profile}}}};
+  if (!embedder.empty()) {
+    std::string tag = embedder;
+    for (auto& c : tag)
+      if (!std::isalnum(static_cast<unsigned char>(c))) c = '-';
+    kb += "-" + tag;
+    cfg["embedder"] = {{"provider", embedder}};
+  } else if (mode != "keyword") {
+    throw std::runtime_error("--mode " + mode + " needs --embedder (e.g. static:glove-100d)");
+  }
   double ingest_s = ensure_corpus_kb(*engine, ds, kb, cfg.dump());
 
   search::KeywordParams params;
@@ -82,51 +117,74 @@ int run_eval(const Args& args) {
   params.drop_stopwords = args.num("stopwords", 1) != 0;
   params.bm25.robertson_idf = args.num("robertson", params.bm25.robertson_idf ? 1 : 0) != 0;
 
+  // One row per configuration: keyword alone, or vector alone, or hybrid at each ratio.
+  struct Row {
+    std::string label;
+    Ranked ranked;
+    std::vector<double> lat;
+  };
+  std::vector<Row> rows;
   auto cat = catalog::Catalog::open(data_dir + "/catalog.db");
-  std::map<std::string, std::vector<std::string>> ranked;
-  std::vector<double> lat;
-  for (const auto& q : ds.queries) {
-    auto t0 = std::chrono::steady_clock::now();
-    auto hits = search::keyword_search(*cat, kb, q.text, {}, 300, 0, false, params);
-    lat.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    auto& list = ranked[q.id];
-    std::set<std::string> seen;
-    for (const auto& h : hits) {
-      std::string id = h.filename.substr(0, h.filename.size() - 3);
-      if (seen.insert(id).second) list.push_back(id);
+  if (mode == "keyword") {
+    Row row{"quarry keyword", {}, {}};
+    for (const auto& q : ds.queries) {
+      auto t0 = std::chrono::steady_clock::now();
+      auto hits = search::keyword_search(*cat, kb, q.text, {}, 300, 0, false, params);
+      row.lat.push_back(elapsed_ms(t0));
+      add_ranked(row.ranked, q.id, hits);
+    }
+    rows.push_back(std::move(row));
+  } else {
+    std::vector<double> ratios =
+        mode == "hybrid" ? parse_list(args.get("alphas", "0.2")) : std::vector<double>{1.0};
+    const std::string fusion = args.get("fusion", "interpolation");
+    for (double alpha : ratios) {
+      Row row;
+      row.label = mode == "vector" ? "quarry vector (" + embedder + ")"
+                                   : "quarry hybrid " + fusion +
+                                         (fusion == "rrf" ? "" : " α " + json(alpha).dump()) +
+                                         " (" + embedder + ")";
+      for (const auto& q : ds.queries) {
+        SearchRequest r;
+        r.kb = kb;
+        r.query = q.text;
+        r.mode = mode;
+        r.top_k = 300;
+        r.fusion = fusion;
+        r.semantic_ratio = alpha;
+        auto t0 = std::chrono::steady_clock::now();
+        auto resp = engine->search(r);
+        row.lat.push_back(elapsed_ms(t0));
+        if (!resp.degraded.empty())
+          throw std::runtime_error("search degraded: " + resp.degraded.front());
+        add_ranked(row.ranked, q.id, resp.hits);
+      }
+      rows.push_back(std::move(row));
     }
   }
-  Metrics quarry = evaluate(ds, ranked);
   Metrics peer = args.kv.count("no-peer") ? Metrics{} : evaluate(ds, run_plain_fts5(ds));
 
-  std::printf(
-      "dataset %s (%zu docs, %d queries), profile %s, k1 %.2f b %.2f w_title %.2f w_headings "
-      "%.2f\n",
-      ds.name.c_str(), ds.corpus.size(), quarry.queries, profile.c_str(), params.bm25.k1,
-      params.bm25.b, params.bm25.w_title, params.bm25.w_headings);
-  std::printf("| system | nDCG@10 | recall@100 | MRR@10 |\n|---|---|---|---|\n");
-  std::printf("| quarry keyword | %.4f | %.4f | %.4f |\n", quarry.ndcg10, quarry.recall100,
-              quarry.mrr10);
-  std::printf("| plain FTS5 (porter, title 2x) | %.4f | %.4f | %.4f |\n", peer.ndcg10,
+  std::printf("dataset %s (%zu docs, %zu queries), profile %s, k1 %.2f b %.2f w_title %.2f\n",
+              ds.name.c_str(), ds.corpus.size(), ds.queries.size(), profile.c_str(),
+              params.bm25.k1, params.bm25.b, params.bm25.w_title);
+  std::printf("| system | nDCG@10 | recall@100 | MRR@10 | p50 ms (top 300) |\n|---|---|---|---|---|\n");
+  for (const auto& row : rows) {
+    Metrics m = evaluate(ds, row.ranked);
+    std::printf("| %s | %.4f | %.4f | %.4f | %.2f |\n", row.label.c_str(), m.ndcg10, m.recall100,
+                m.mrr10, percentile(row.lat, 50));
+  }
+  std::printf("| plain FTS5 (porter, title 2x) | %.4f | %.4f | %.4f | |\n", peer.ndcg10,
               peer.recall100, peer.mrr10);
-  std::printf("ratio nDCG@10 quarry/fts5: %.3f   keyword p50 %.3f ms (top 300)\n",
-              quarry.ndcg10 / peer.ndcg10, percentile(lat, 50));
-  json line = {{"bench", "eval"},
-               {"dataset", ds.name},
-               {"profile", profile},
-               {"k1", params.bm25.k1},
-               {"b", params.bm25.b},
-               {"w_title", params.bm25.w_title},
-               {"w_headings", params.bm25.w_headings},
-               {"ndcg10", quarry.ndcg10},
-               {"recall100", quarry.recall100},
-               {"mrr10", quarry.mrr10},
-               {"fts5_ndcg10", peer.ndcg10},
-               {"fts5_recall100", peer.recall100},
-               {"fts5_mrr10", peer.mrr10},
-               {"ingest_s", ingest_s}};
-  std::cout << line.dump() << "\n";
+  for (const auto& row : rows) {
+    Metrics m = evaluate(ds, row.ranked);
+    json line = {{"bench", "eval"},       {"dataset", ds.name},       {"system", row.label},
+                 {"mode", mode},          {"embedder", embedder},     {"profile", profile},
+                 {"k1", params.bm25.k1},  {"b", params.bm25.b},       {"ndcg10", m.ndcg10},
+                 {"recall100", m.recall100}, {"mrr10", m.mrr10},      {"fts5_ndcg10", peer.ndcg10},
+                 {"fts5_recall100", peer.recall100}, {"fts5_mrr10", peer.mrr10},
+                 {"p50_ms", percentile(row.lat, 50)}, {"ingest_s", ingest_s}};
+    std::cout << line.dump() << "\n";
+  }
   return 0;
 }
 

@@ -36,12 +36,38 @@ struct LimitsConfig {
   int max_chunks_per_call = 200000;
 };
 
+// The embedding provider of a KB (SPEC §5): "static:glove-100d", "hash:256",
+// "openai:text-embedding-3-small"; "" = none (the KB serves grep and keyword only).
+struct EmbedderConfig {
+  std::string provider;
+  std::string settings_json = "{}";  // provider-specific settings (model_dir, base_url, ...)
+};
+
+// The vector store of a KB (SPEC §6) and how embedding is split between Quarry and the store.
+struct StoreConfig {
+  std::string id = "embedded";
+  std::string settings_json = "{}";
+  std::string embedding_mode;  // platform | plugin | auto; "" = $QUARRY_EMBEDDING_MODE or auto
+};
+
+// Hybrid search defaults (SPEC §4); a request may override them.
+struct HybridConfig {
+  std::string fusion = "interpolation";  // interpolation | rrf
+  double semantic_ratio = 0.2;           // α of (1 - α)·keyword + α·vector
+  int rrf_k = 60;
+  double keyword_weight = 1.0;  // per-mode RRF weights
+  double vector_weight = 1.0;
+};
+
 struct KbConfig {
   std::string description;
   std::vector<std::string> modes{"grep", "keyword"};  // subset of grep|keyword|vector|hybrid|auto
   ChunkingConfig chunking;
   SubjectConfig subjects;
   LimitsConfig limits;
+  EmbedderConfig embedder;
+  StoreConfig store;
+  HybridConfig hybrid;
   int revision = 0;  // the manual revision counter of §1
 };
 

@@ -78,6 +78,9 @@ struct SearchRequest {
   std::string kb;
   std::string query;
   std::string mode = "keyword";  // keyword | grep | vector | hybrid | auto
+  // Hybrid overrides of the KB's `hybrid` config; unset = the KB's setting.
+  std::optional<std::string> fusion;       // interpolation | rrf
+  std::optional<double> semantic_ratio;    // 0..1
   int top_k = 10;
   double min_score = 0;
   std::string filter_json;  // §4 filter language; "" = none
@@ -89,6 +92,8 @@ struct SearchResponse {
   std::string mode;  // the mode that answered
   std::vector<Hit> hits;
   std::vector<std::string> degraded;  // reasons, when hybrid/auto fell back
+  // Hybrid: each mode's own list (best first, top_k), labelled, besides the fused hits.
+  std::vector<std::pair<std::string, std::vector<Hit>>> per_mode;
   IndexStatus index_status;
   double took_ms = 0;
 };
@@ -137,6 +142,11 @@ struct IngestItem {
   std::string code;     // error code when failed
   std::string message;  // error message when failed
   std::int64_t chunks = 0;
+  // Vector indexing of this document (KBs with an embedder): ready, not_built or failed with
+  // vector_code/vector_message. A failure never undoes the document or its keyword index.
+  std::string vector_status;
+  std::string vector_code;
+  std::string vector_message;
 };
 
 struct IngestReport {

@@ -173,6 +173,14 @@ class Catalog {
   // Off: every keyword query goes to FTS5 (tests compare the two paths).
   void set_memory_index_enabled(bool on) { memory_index_enabled_ = on; }
   void load_keyword_rows(KeywordRow* begin, KeywordRow* end) const;
+  // Rows for (document id, chunk index) keys of `kb` (vector hits come back from a store as
+  // keys). A key whose chunk no longer exists comes back with loaded = false.
+  struct ChunkKey {
+    std::string doc_id;
+    int chunk_index = 0;
+  };
+  std::vector<KeywordRow> load_chunks(const std::string& kb,
+                                      const std::vector<ChunkKey>& keys) const;
   // Highlighted snippets of `texts` for the words of `query` (stemmed as the index stems them).
   std::vector<std::string> snippets(const std::string& query,
                                     const std::vector<const std::string*>& texts) const;

@@ -109,6 +109,28 @@ void Catalog::load_keyword_rows(KeywordRow* begin, KeywordRow* end) const {
   }
 }
 
+std::vector<KeywordRow> Catalog::load_chunks(const std::string& kb,
+                                             const std::vector<ChunkKey>& keys) const {
+  const KbRow k = get_kb(kb);
+  Stmt detail(db_, std::string("SELECT c.id, ") + kChunkColumns + ", " + kDocColumns +
+                       " FROM chunks c JOIN documents d ON d.id = c.doc_id"
+                       " JOIN kbs k ON k.id = d.kb_id"
+                       " WHERE c.kb_id = ? AND c.doc_id = ? AND c.chunk_index = ?");
+  std::vector<KeywordRow> out(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    detail.reset();
+    detail.bind(1, k.id);
+    detail.bind(2, keys[i].doc_id);
+    detail.bind(3, keys[i].chunk_index);
+    if (!detail.step()) continue;
+    out[i].rowid = detail.i64(0);
+    out[i].loaded = true;
+    out[i].chunk = read_chunk(detail, 1);
+    out[i].doc = read_doc(detail, 1 + kChunkColumnCount);
+  }
+  return out;
+}
+
 std::vector<std::string> Catalog::snippets(const std::string& query,
                                            const std::vector<const std::string*>& texts) const {
   Snippeter s(fts5_, query);

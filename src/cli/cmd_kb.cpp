@@ -46,6 +46,9 @@ void print_kb_human(const KbInfo& k) {
       std::cout << (i ? ", " : "") << c.subjects.keys[i];
     std::cout << "\n";
   }
+  std::cout << "  embedder: " << (c.embedder.provider.empty() ? "none" : c.embedder.provider)
+            << "   store: " << c.store.id << "   hybrid: " << c.hybrid.fusion
+            << " (semantic ratio " << c.hybrid.semantic_ratio << ")\n";
   std::cout << "  index: keyword " << k.index_status.keyword << ", vector " << k.index_status.vector
             << "\n  created " << k.created_at << ", updated " << k.updated_at << "\n";
 }
@@ -58,7 +61,7 @@ void add_kb_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
   kb->require_subcommand(1);
 
   struct CreateArgs {
-    std::string name, description, config, profile, subject_keys;
+    std::string name, description, config, profile, subject_keys, embedder, store;
     int max_tokens = 0, overlap = -1;
   };
   auto ca = std::make_shared<CreateArgs>();
@@ -75,6 +78,9 @@ void add_kb_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
       create->add_option("--overlap", ca->overlap, "Overlap between windows in tokens");
   create->add_option("--subject-keys", ca->subject_keys,
                      "Comma-separated subject keys (exactly one per document)");
+  create->add_option("--embedder", ca->embedder,
+                     "Embedding provider: static:glove-100d | hash[:DIMS] | openai:MODEL");
+  create->add_option("--store", ca->store, "Vector store: embedded (default) | memory");
   create->callback([&g, ca, max_opt, overlap_opt] {
     json cfg = json::object();
     if (!ca->config.empty()) {
@@ -84,6 +90,8 @@ void add_kb_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
     }
     if (!ca->description.empty()) cfg["description"] = ca->description;
     if (!ca->profile.empty()) cfg["chunking"]["profile"] = ca->profile;
+    if (!ca->embedder.empty()) cfg["embedder"]["provider"] = ca->embedder;
+    if (!ca->store.empty()) cfg["store"]["id"] = ca->store;
     if (max_opt->count()) cfg["chunking"]["max_tokens"] = ca->max_tokens;
     if (overlap_opt->count()) cfg["chunking"]["overlap_tokens"] = ca->overlap;
     if (!ca->subject_keys.empty()) {

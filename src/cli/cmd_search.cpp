@@ -39,8 +39,9 @@ void print_search_human(const SearchResponse& r) {
     if (h.subject) std::cout << "  subject " << h.subject->key << "=" << h.subject->value;
     std::cout << "\n";
   }
-  std::printf("(%zu hits, %s mode, keyword index %s, %.2f ms)\n", r.hits.size(), r.mode.c_str(),
-              r.index_status.keyword.c_str(), r.took_ms);
+  std::printf("(%zu hits, %s mode, keyword index %s, vector index %s, %.2f ms)\n", r.hits.size(),
+              r.mode.c_str(), r.index_status.keyword.c_str(), r.index_status.vector.c_str(),
+              r.took_ms);
 }
 
 }  // namespace
@@ -55,6 +56,11 @@ void add_search_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
   search->add_option("--top-k,-k", sr->top_k, "Number of hits (1-1000)");
   search->add_option("--min-score", sr->min_score, "Drop hits scoring below this (0-1)");
   search->add_option("--filter", sr->filter_json, "Metadata filter (JSON, §4 language, or @file)");
+  search->add_option("--fusion", sr->fusion, "Hybrid fusion: interpolation | rrf")
+      ->check(CLI::IsMember({"interpolation", "rrf"}));
+  search->add_option("--semantic-ratio", sr->semantic_ratio,
+                     "Hybrid interpolation weight of the vector side (0-1)")
+      ->check(CLI::Range(0.0, 1.0));
   search->add_flag("--advanced", sr->advanced,
                    "FTS5 query syntax: \"phrases\", AND/OR/NOT, prefix*, NEAR()");
   search->callback([&g, sr] {

@@ -105,6 +105,16 @@ json to_json(const Hit& h) {
           {"metadata", metadata(h.metadata_json)}};
 }
 
+json per_mode(const SearchResponse& r) {
+  json out = json::object();
+  for (const auto& [mode, list] : r.per_mode) {
+    json hits = json::array();
+    for (const auto& h : list) hits.push_back(to_json(h));
+    out[mode] = hits;
+  }
+  return out;
+}
+
 json to_json(const SearchResponse& r) {
   json hits = json::array();
   for (const auto& h : r.hits) hits.push_back(to_json(h));
@@ -112,6 +122,7 @@ json to_json(const SearchResponse& r) {
           {"mode", r.mode},
           {"hits", hits},
           {"degraded", r.degraded},
+          {"per_mode", per_mode(r)},
           {"index_status", to_json(r.index_status)},
           {"took_ms", r.took_ms}};
 }
@@ -149,6 +160,11 @@ json to_json(const IngestItem& i) {
     j["error"] = {{"code", i.code}, {"message", i.message}};
   else
     j["chunks"] = i.chunks;
+  if (!i.vector_status.empty()) {
+    j["vector_status"] = i.vector_status;
+    if (!i.vector_code.empty())
+      j["vector_error"] = {{"code", i.vector_code}, {"message", i.vector_message}};
+  }
   return j;
 }
 

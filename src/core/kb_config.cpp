@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "core/util.h"
 #include "quarry/error.h"
 
 namespace quarry::core {
@@ -107,6 +108,90 @@ void apply_limits(const json& j, LimitsConfig& c) {
   }
 }
 
+double get_number(const json& v, const std::string& field, double lo, double hi) {
+  if (!v.is_number()) bad(field, "must be a number");
+  double x = v.get<double>();
+  if (x < lo || x > hi)
+    bad(field, "must be between " + json(lo).dump() + " and " + json(hi).dump() + " (got " +
+                   v.dump() + ")");
+  return x;
+}
+
+std::string get_settings(const json& v, const std::string& field) {
+  if (!v.is_object()) bad(field, "must be a JSON object");
+  return v.dump();
+}
+
+void apply_embedder(const json& j, EmbedderConfig& c) {
+  if (j.is_string() || j.is_null()) {  // shorthand: "embedder": "hash:256"
+    c.provider = j.is_null() ? "" : j.get<std::string>();
+    return;
+  }
+  expect_object(j, "embedder");
+  for (const auto& [k, v] : j.items()) {
+    const std::string f = "embedder." + k;
+    if (k == "provider") {
+      c.provider = v.is_null() ? "" : get_string(v, f);
+    } else if (k == "settings") {
+      c.settings_json = get_settings(v, f);
+    } else {
+      bad(f, "unknown key (known: provider, settings)");
+    }
+  }
+  static const std::regex spec("([a-z][a-z0-9_-]{0,31})(:.{1,200})?");
+  if (!c.provider.empty() && !std::regex_match(c.provider, spec))
+    bad("embedder.provider", "must look like 'static:glove-100d', 'hash' or 'hash:256'");
+}
+
+void apply_store(const json& j, StoreConfig& c) {
+  if (j.is_string()) {  // shorthand: "store": "embedded"
+    c.id = j.get<std::string>();
+    return;
+  }
+  expect_object(j, "store");
+  for (const auto& [k, v] : j.items()) {
+    const std::string f = "store." + k;
+    if (k == "id") {
+      c.id = get_string(v, f);
+    } else if (k == "settings") {
+      c.settings_json = get_settings(v, f);
+    } else if (k == "embedding_mode") {
+      c.embedding_mode = v.is_null() ? "" : get_string(v, f);
+      if (!c.embedding_mode.empty() && c.embedding_mode != "platform" &&
+          c.embedding_mode != "plugin" && c.embedding_mode != "auto")
+        bad(f, "must be one of platform, plugin, auto");
+    } else {
+      bad(f, "unknown key (known: id, settings, embedding_mode)");
+    }
+  }
+  static const std::regex id("[a-z][a-z0-9_-]{0,31}");
+  if (!std::regex_match(c.id, id)) bad("store.id", "must be a store id such as 'embedded'");
+}
+
+void apply_hybrid(const json& j, HybridConfig& c) {
+  expect_object(j, "hybrid");
+  for (const auto& [k, v] : j.items()) {
+    const std::string f = "hybrid." + k;
+    if (k == "fusion") {
+      c.fusion = get_string(v, f);
+      if (c.fusion != "interpolation" && c.fusion != "rrf")
+        bad(f, "must be one of interpolation, rrf");
+    } else if (k == "semantic_ratio") {
+      c.semantic_ratio = get_number(v, f, 0, 1);
+    } else if (k == "rrf_k") {
+      c.rrf_k = get_int(v, f, 1, 10000);
+    } else if (k == "keyword_weight") {
+      c.keyword_weight = get_number(v, f, 0, 100);
+    } else if (k == "vector_weight") {
+      c.vector_weight = get_number(v, f, 0, 100);
+    } else {
+      bad(f, "unknown key (known: fusion, semantic_ratio, rrf_k, keyword_weight, vector_weight)");
+    }
+  }
+  if (c.keyword_weight + c.vector_weight <= 0)
+    bad("hybrid.vector_weight", "keyword_weight and vector_weight cannot both be 0");
+}
+
 }  // namespace
 
 void validate_kb_name(const std::string& name) {
@@ -150,12 +235,23 @@ KbConfig kb_config_from_json(const json& j, const KbConfig& base) {
       apply_subjects(v, c.subjects);
     } else if (k == "limits") {
       apply_limits(v, c.limits);
+    } else if (k == "embedder") {
+      apply_embedder(v, c.embedder);
+    } else if (k == "store") {
+      apply_store(v, c.store);
+    } else if (k == "hybrid") {
+      apply_hybrid(v, c.hybrid);
     } else if (k == "revision") {
       c.revision = get_int(v, k, 0, 1 << 30);
     } else {
-      bad(k, "unknown key (known: description, modes, chunking, subjects, limits, revision)");
+      bad(k,
+          "unknown key (known: description, modes, chunking, subjects, limits, embedder, store, "
+          "hybrid, revision)");
     }
   }
+  // A KB that gains an embedder while still on the default modes serves the semantic modes too.
+  if (!c.embedder.provider.empty() && !j.contains("modes") && c.modes == KbConfig{}.modes)
+    c.modes = {"grep", "keyword", "vector", "hybrid", "auto"};
   validate_kb_config(c);
   return c;
 }
@@ -174,6 +270,19 @@ json kb_config_to_json(const KbConfig& c) {
        {{"max_upload_bytes", c.limits.max_upload_bytes},
         {"max_chunks_per_document", c.limits.max_chunks_per_document},
         {"max_chunks_per_call", c.limits.max_chunks_per_call}}},
+      {"embedder",
+       {{"provider", c.embedder.provider}, {"settings", json::parse(c.embedder.settings_json)}}},
+      {"store",
+       {{"id", c.store.id},
+        {"settings", json::parse(c.store.settings_json)},
+        {"embedding_mode", c.store.embedding_mode.empty() ? json(nullptr)
+                                                          : json(c.store.embedding_mode)}}},
+      {"hybrid",
+       {{"fusion", c.hybrid.fusion},
+        {"semantic_ratio", c.hybrid.semantic_ratio},
+        {"rrf_k", c.hybrid.rrf_k},
+        {"keyword_weight", c.hybrid.keyword_weight},
+        {"vector_weight", c.hybrid.vector_weight}}},
       {"revision", c.revision},
   };
 }
@@ -199,6 +308,18 @@ KbConfig kb_config_set(const KbConfig& c, const std::string& dotted_key, const s
     base.chunking.overlap_tokens.reset();
   }
   return kb_config_from_json(patch, base);
+}
+
+std::string config_revision(const KbConfig& c) {
+  const json parts = {{"profile", c.chunking.profile},
+                      {"max_tokens", c.chunking.effective_max_tokens()},
+                      {"overlap_tokens", c.chunking.effective_overlap_tokens()},
+                      {"revision", c.revision}};
+  return sha256_hex(parts.dump()).substr(0, 16);
+}
+
+std::string revision(const KbConfig& c, const std::string& embedder_identity) {
+  return sha256_hex(config_revision(c) + "|" + embedder_identity).substr(0, 16);
 }
 
 }  // namespace quarry::core

@@ -21,6 +21,14 @@ nlohmann::json kb_config_to_json(const KbConfig& c);
 // as JSON when it parses, else taken as a string.
 KbConfig kb_config_set(const KbConfig& c, const std::string& dotted_key, const std::string& value);
 
+// The revision hashes of SPEC §1 (16 hex digits). config_revision covers what changes chunks:
+// the chunking profile and budgets and the manual revision counter. revision() adds the
+// embedder identity (provider, model, dimensions, normalisation, tokenizer...): a vector is
+// only ever compared with vectors of the same revision. API keys, timeouts and rate limits are
+// not part of either (docs/configuration.md lists what is).
+std::string config_revision(const KbConfig& c);
+std::string revision(const KbConfig& c, const std::string& embedder_identity);
+
 // Cross-field checks (overlap <= max/2, budgets refused under `none`, ...).
 void validate_kb_config(const KbConfig& c);
 

@@ -16,9 +16,11 @@
 #include "core/util.h"
 #include "lifecycle/ingest.h"
 #include "lifecycle/layout.h"
+#include "lifecycle/vectors.h"
 #include "lifecycle/walk.h"
 #include "search/grep.h"
 #include "search/keyword.h"
+#include "search/semantic.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -81,6 +83,7 @@ class EngineImpl final : public Engine {
     layout_.data_dir = fs::canonical(opts_.data_dir).string();
     cat_ = catalog::Catalog::open(layout_.catalog_path());
     tokenizer_ = chunk::make_approx_tokenizer();
+    vectors_ = std::make_unique<lifecycle::Vectors>(layout_.data_dir, *cat_);
     // Staged files are orphans of a crash only if no writer holds the lock; a reader never
     // waits for one: if the lock is busy, the live writer's files are left alone.
     if (lifecycle::has_staged_files(layout_)) {
@@ -100,6 +103,7 @@ class EngineImpl final : public Engine {
   KbInfo create_kb(const std::string& name, const std::string& config_json) override {
     core::validate_kb_name(name);
     KbConfig config = parse_config(config_json);
+    vectors_->for_kb(name, config);  // unknown provider/store ids fail before anything is made
     catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
     std::error_code ec;
     if (!cat_->find_kb(name)) fs::remove_all(layout_.kb_dir(name), ec);  // orphan of a crash
@@ -144,14 +148,27 @@ class EngineImpl final : public Engine {
     // Chunk every document under the new settings first: if one would fail (too_many_chunks,
     // ...), nothing is changed, rather than half the KB chunked one way and half the other.
     if (rechunk) rechunk_all(name, after, /*dry_run=*/true);
+    auto& vb = vectors_->for_kb(name, before);
+    auto& va = vectors_->for_kb(name, after);
+    const bool reembed = va.provider && (!vb.provider || vb.scope.revision != va.scope.revision ||
+                                         before.store.id != after.store.id);
     cat_->update_kb_config(name, core::kb_config_to_json(after).dump(), a);
     if (rechunk) rechunk_all(name, after, /*dry_run=*/false);
+    if (vb.provider && !va.provider) vectors_->delete_kb(name, before);
+    // Synchronous for now: every document is embedded under the new revision, then the old
+    // revision's vectors go (the lifecycle issue makes this a background blue-green build).
+    if (reembed && va.usable()) {
+      reembed_all(name, after);
+      vectors_->drop_other_revisions(name, after);
+    }
     return describe_kb(name);
   }
 
   void delete_kb(const std::string& name) override {
     catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
+    KbConfig config = kb_config(name);
     cat_->delete_kb(name, audit("kb.delete", name, name));
+    vectors_->delete_kb(name, config);
     std::error_code ec;
     fs::remove_all(layout_.kb_dir(name), ec);
   }
@@ -191,7 +208,9 @@ class EngineImpl final : public Engine {
       throw Error(Code::invalid_argument, "a document needs a file name", {{"field", "filename"}});
     KbConfig config = kb_config(kb);
     catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
-    return lifecycle::ingest_document(ctx(), config, kb, filename, bytes, opts, nullptr);
+    IngestItem item = lifecycle::ingest_document(ctx(), config, kb, filename, bytes, opts, nullptr);
+    embed_item(kb, config, item);
+    return item;
   }
 
   // --- documents ---------------------------------------------------------------------------
@@ -210,7 +229,9 @@ class EngineImpl final : public Engine {
   }
 
   Document get_document(const std::string& kb, const std::string& id) override {
-    return to_document(doc_row(kb, id), layout_);
+    Document d = to_document(doc_row(kb, id), layout_);
+    KbConfig config = kb_config(kb);
+    return with_vectors(std::move(d), config, vectors_->has_document(kb, config, id));
   }
 
   std::string read_markdown(const std::string& kb, const std::string& id) override {
@@ -227,7 +248,7 @@ class EngineImpl final : public Engine {
     auto row = doc_row(kb, id);
     std::string body = convert::clean_markdown(markdown);
     auto out = lifecycle::rewrite_document(ctx(), config, row, body, nullptr, "document.edit");
-    return to_document(out, layout_);
+    return with_vectors(to_document(out, layout_), config, reembed_quietly(kb, config, id));
   }
 
   Document reconvert_document(const std::string& kb, const std::string& id) override {
@@ -240,13 +261,15 @@ class EngineImpl final : public Engine {
     if (!conv.title.empty()) row.title = conv.title;
     auto out = lifecycle::rewrite_document(ctx(), config, row, conv.markdown, nullptr,
                                            "document.reconvert");
-    return to_document(out, layout_);
+    return with_vectors(to_document(out, layout_), config, reembed_quietly(kb, config, id));
   }
 
   void delete_document(const std::string& kb, const std::string& id) override {
     catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
     auto row = doc_row(kb, id);
+    KbConfig config = kb_config(kb);
     cat_->delete_document(kb, id, audit("document.delete", kb, id));
+    vectors_->delete_document(kb, config, id);
     lifecycle::remove_file_quietly(layout_.markdown_path(kb, id));
     lifecycle::remove_file_quietly(layout_.raw_path(kb, id, row.raw_ext));
   }
@@ -258,7 +281,9 @@ class EngineImpl final : public Engine {
     std::unordered_map<std::string, std::string> ext;
     for (const auto& d : cat_->list_documents(kb, "", 1 << 30, f)) ext[d.id] = d.raw_ext;
     auto ids = cat_->delete_where(kb, f, audit("document.delete_where", kb, filter_json));
+    KbConfig config = kb_config(kb);
     for (const auto& id : ids) {
+      vectors_->delete_document(kb, config, id);
       lifecycle::remove_file_quietly(layout_.markdown_path(kb, id));
       lifecycle::remove_file_quietly(layout_.raw_path(kb, id, ext[id]));
     }
@@ -269,6 +294,11 @@ class EngineImpl final : public Engine {
 
   SearchResponse search(const SearchRequest& r) override;
   GrepResponse grep(const GrepRequest& r) override;
+
+ private:
+  std::string hybrid(const SearchRequest& r, const KbConfig& config, const core::Filter& filter,
+                     lifecycle::KbVectors& vec, SearchResponse& resp);
+  std::vector<Hit> grep_as_hits(const SearchRequest& r);
 
  private:
   lifecycle::WriteContext ctx() {
@@ -321,6 +351,7 @@ class EngineImpl final : public Engine {
     i.created_at = core::iso8601_utc(kb.created_at);
     i.updated_at = core::iso8601_utc(kb.updated_at);
     i.index_status = scope_status(st.documents > 0);
+    i.index_status.vector = vectors_->kb_status(kb.name, i.config, st.chunks);
     return i;
   }
 
@@ -356,6 +387,7 @@ class EngineImpl final : public Engine {
       IngestItem item =
           lifecycle::ingest_document(ctx(), config, kb, e.relative, bytes, opts, batch_chunks);
       item.path = e.relative;
+      embed_item(kb, config, item);
       return item;
     } catch (const Error& err) {
       failed.code = code_name(err.code());
@@ -365,6 +397,54 @@ class EngineImpl final : public Engine {
       failed.message = ex.what();
     }
     return failed;
+  }
+
+  // Embeds an ingested document (KBs with an embedder). A failure is reported on the item and
+  // leaves the document and its keyword index in place.
+  void embed_item(const std::string& kb, const KbConfig& config, IngestItem& item) {
+    if (item.status == "failed" || item.doc_id.empty()) return;
+    auto& v = vectors_->for_kb(kb, config);
+    if (!v.provider) return;
+    try {
+      if (item.status != "unchanged" || !v.store->has(v.scope, item.doc_id))
+        vectors_->index_document(kb, config, item.doc_id);
+      item.vector_status = "ready";
+    } catch (const Error& e) {
+      item.vector_status = "failed";
+      item.vector_code = code_name(e.code());
+      item.vector_message = e.message();
+    }
+  }
+
+  // After an edit or reconvert: true when the document's vectors are current.
+  bool reembed_quietly(const std::string& kb, const KbConfig& config, const std::string& id) {
+    auto& v = vectors_->for_kb(kb, config);
+    if (!v.provider) return false;
+    try {
+      vectors_->index_document(kb, config, id);
+      return true;
+    } catch (const Error&) {
+      // The edit is committed; its vectors are missing and the status says so.
+      vectors_->delete_document(kb, config, id);
+      return false;
+    }
+  }
+
+  Document with_vectors(Document d, const KbConfig& config, bool has_vectors) const {
+    d.index_status.vector = config.embedder.provider.empty() ? "not_built"
+                            : has_vectors                    ? "ready"
+                                                             : "not_built";
+    return d;
+  }
+
+  void reembed_all(const std::string& kb, const KbConfig& config) {
+    std::string cursor;
+    while (true) {
+      auto rows = cat_->list_documents(kb, cursor, 500);
+      if (rows.empty()) break;
+      for (const auto& row : rows) vectors_->index_document(kb, config, row.id);
+      cursor = rows.back().id;
+    }
   }
 
   void rechunk_all(const std::string& kb, const KbConfig& config, bool dry_run) {
@@ -388,6 +468,7 @@ class EngineImpl final : public Engine {
           }
           continue;
         }
+        // Vectors follow in set_kb(): new chunking is a new revision.
         lifecycle::rewrite_document(ctx(), config, row, body, nullptr, "document.rechunk");
       }
       cursor = rows.back().id;
@@ -398,6 +479,7 @@ class EngineImpl final : public Engine {
   lifecycle::Layout layout_;
   std::unique_ptr<catalog::Catalog> cat_;
   std::unique_ptr<chunk::Tokenizer> tokenizer_;
+  std::unique_ptr<lifecycle::Vectors> vectors_;
 };
 
 bool mode_enabled(const KbConfig& c, const std::string& mode) {
@@ -411,53 +493,118 @@ SearchResponse EngineImpl::search(const SearchRequest& r) {
   SearchResponse resp;
   resp.kb = r.kb;
   std::string mode = r.mode.empty() ? "auto" : r.mode;
-  if (mode == "vector")
-    throw Error(Code::mode_unavailable,
-                "knowledge base '" + r.kb +
-                    "' has no embedding provider, so vector search is "
-                    "unavailable; use --mode keyword or grep",
-                {{"mode", "vector"}, {"reason", "no_embedder"}});
-  if (mode == "hybrid" || mode == "auto") {
-    resp.degraded.push_back(
-        "no_embedder: no embedding provider is configured; answered by keyword");
-    mode = "keyword";
-  }
-  if (mode == "grep") {
-    GrepRequest g;
-    g.kb = r.kb;
-    g.pattern = r.query;
-    g.max_matches = static_cast<std::size_t>(std::max(1, r.top_k));
-    g.filter_json = r.filter_json;
-    GrepResponse gr = grep(g);
-    for (auto& m : gr.matches) {
-      Hit h;
-      h.kb = m.kb;
-      h.doc_id = m.doc_id;
-      h.filename = m.filename;
-      h.snippet = m.text;
-      h.score = 1;
-      h.raw_score = 1;
-      h.metric = "grep";
-      h.subject = m.subject;
-      resp.hits.push_back(std::move(h));
-    }
-  } else if (mode == "keyword") {
-    if (!mode_enabled(config, "keyword"))
-      throw Error(Code::mode_unavailable,
-                  "keyword search is disabled for knowledge base '" + r.kb +
-                      "' (see `quarry kb set " + r.kb + " modes=...`)",
-                  {{"mode", "keyword"}});
-    resp.hits =
-        search::keyword_search(*cat_, r.kb, r.query, filter, r.top_k, r.min_score, r.advanced);
-  } else {
+  if (mode != "grep" && mode != "keyword" && mode != "vector" && mode != "hybrid" &&
+      mode != "auto")
     throw Error(Code::invalid_argument,
                 "unknown mode '" + mode + "' (keyword, grep, vector, hybrid, auto)",
                 {{"field", "mode"}});
+  const bool fused = mode == "hybrid" || mode == "auto";
+  if (fused && !mode_enabled(config, mode)) {
+    resp.degraded.push_back("mode_disabled: " + mode + " is not among the modes of knowledge base '" +
+                            r.kb + "'; answered by keyword");
+    mode = "keyword";
+  }
+  if (!mode_enabled(config, mode))
+    throw Error(Code::mode_unavailable,
+                mode + " search is disabled for knowledge base '" + r.kb + "' (see `quarry kb set " +
+                    r.kb + " modes=...`)",
+                {{"mode", mode}});
+  if (mode == "grep") {
+    resp.hits = grep_as_hits(r);
+  } else {
+    lifecycle::KbVectors* vec = nullptr;
+    if (mode != "keyword") vec = &vectors_->for_kb(r.kb, config);
+    const std::string why = vec ? vec->unavailable : "";
+    if (mode == "vector" && !vec->usable())
+      throw Error(Code::mode_unavailable,
+                  "vector search is unavailable for knowledge base '" + r.kb + "': " + why,
+                  {{"mode", "vector"}, {"reason", vec->provider ? "embedder_unavailable"
+                                                                : "no_embedder"}});
+    if ((mode == "hybrid" || mode == "auto") && !vec->usable()) {
+      resp.degraded.push_back((vec->provider ? "embedder_unavailable: " : "no_embedder: ") + why +
+                              "; answered by keyword");
+      mode = "keyword";
+    }
+    if (mode == "keyword") {
+      resp.hits =
+          search::keyword_search(*cat_, r.kb, r.query, filter, r.top_k, r.min_score, r.advanced);
+    } else if (mode == "vector") {
+      resp.hits = search::vector_search(*cat_, r.kb, r.query, filter, r.top_k, r.min_score,
+                                        vec->source());
+    } else {
+      mode = hybrid(r, config, filter, *vec, resp);
+    }
   }
   resp.mode = mode;
   resp.index_status = scope_status(cat_->has_documents(r.kb, filter));
+  if (!config.embedder.provider.empty())
+    resp.index_status.vector = vectors_->kb_status(r.kb, config, cat_->kb_stats(r.kb).chunks);
   resp.took_ms = ms_since(t0);
   return resp;
+}
+
+// Keyword and vector candidates fused (SPEC §4). If the query cannot be embedded right now
+// (a remote provider down, rate-limited), answers by keyword and says why. Returns the mode
+// that answered.
+std::string EngineImpl::hybrid(const SearchRequest& r, const KbConfig& config,
+                               const core::Filter& filter, lifecycle::KbVectors& vec,
+                               SearchResponse& resp) {
+  search::FusionOptions fo;
+  fo.fusion = r.fusion.value_or(config.hybrid.fusion);
+  fo.semantic_ratio = r.semantic_ratio.value_or(config.hybrid.semantic_ratio);
+  fo.rrf_k = config.hybrid.rrf_k;
+  fo.keyword_weight = config.hybrid.keyword_weight;
+  fo.vector_weight = config.hybrid.vector_weight;
+  if (fo.fusion != "interpolation" && fo.fusion != "rrf")
+    throw Error(Code::invalid_argument, "fusion must be interpolation or rrf",
+                {{"field", "fusion"}});
+  if (fo.semantic_ratio < 0 || fo.semantic_ratio > 1)
+    throw Error(Code::invalid_argument, "semantic_ratio must be between 0 and 1",
+                {{"field", "semantic_ratio"}});
+  const int depth = search::fusion_depth(r.top_k);
+  auto kw = search::keyword_search(*cat_, r.kb, r.query, filter, depth, 0, r.advanced);
+  std::vector<Hit> vh;
+  try {
+    vh = search::vector_search(*cat_, r.kb, r.query, filter, depth, 0, vec.source(),
+                               /*snippets=*/true);
+  } catch (const Error& e) {
+    if (e.code() == Code::invalid_argument) throw;
+    resp.degraded.push_back(std::string(code_name(e.code())) + ": " + e.message() +
+                            "; answered by keyword");
+    resp.hits = std::move(kw);
+    std::erase_if(resp.hits, [&](const Hit& h) { return h.score < r.min_score; });
+    if (static_cast<int>(resp.hits.size()) > r.top_k) resp.hits.resize(r.top_k);
+    return "keyword";
+  }
+  resp.hits = search::fuse(kw, vh, fo, r.top_k, r.min_score);
+  if (static_cast<int>(kw.size()) > r.top_k) kw.resize(r.top_k);
+  if (static_cast<int>(vh.size()) > r.top_k) vh.resize(r.top_k);
+  resp.per_mode.emplace_back("keyword", std::move(kw));
+  resp.per_mode.emplace_back("vector", std::move(vh));
+  return "hybrid";
+}
+
+std::vector<Hit> EngineImpl::grep_as_hits(const SearchRequest& r) {
+  GrepRequest g;
+  g.kb = r.kb;
+  g.pattern = r.query;
+  g.max_matches = static_cast<std::size_t>(std::max(1, r.top_k));
+  g.filter_json = r.filter_json;
+  GrepResponse gr = grep(g);
+  std::vector<Hit> hits;
+  for (auto& m : gr.matches) {
+    Hit h;
+    h.kb = m.kb;
+    h.doc_id = m.doc_id;
+    h.filename = m.filename;
+    h.snippet = m.text;
+    h.score = 1;
+    h.raw_score = 1;
+    h.metric = "grep";
+    h.subject = m.subject;
+    hits.push_back(std::move(h));
+  }
+  return hits;
 }
 
 GrepResponse EngineImpl::grep(const GrepRequest& r) {

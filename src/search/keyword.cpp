@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "core/util.h"
+#include "search/hits.h"
 #include "quarry/error.h"
 
 namespace quarry::search {
@@ -147,23 +148,7 @@ std::vector<Hit> keyword_search(const catalog::Catalog& cat, const std::string& 
     if (params.collapse_windows && r.chunk.parent_chunk &&
         !parents.insert(*r.chunk.parent_chunk).second)
       continue;
-    Hit h;
-    h.kb = r.doc.kb;
-    h.doc_id = r.doc.id;
-    h.filename = r.doc.filename;
-    h.title = r.doc.title;
-    h.chunk_id = r.chunk.chunk_id;
-    h.chunk_index = r.chunk.index;
-    h.parent_chunk = r.chunk.parent_chunk;
-    h.heading_path = std::move(r.chunk.heading_path);
-    h.offset = r.chunk.offset;
-    h.length = r.chunk.length;
-    h.raw_score = r.raw_score;
-    h.score = score;
-    h.metric = "bm25";
-    if (r.doc.subject_key && r.doc.subject_value)
-      h.subject = Subject{*r.doc.subject_key, *r.doc.subject_value};
-    h.metadata_json = std::move(r.doc.metadata_json);
+    Hit h = make_hit(r, score, r.raw_score, "bm25");
     texts.push_back(&r.chunk.text);
     hits.push_back(std::move(h));
   }

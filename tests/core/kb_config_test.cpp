@@ -231,5 +231,72 @@ TEST(KbConfig, DerivedDefaultsAreNotStored) {
   EXPECT_EQ(c.chunking.effective_overlap_tokens(), 8);
 }
 
+TEST(KbConfigEmbedding, EmbedderStoreAndHybridRoundTrip) {
+  KbConfig c = kb_config_from_json(json::parse(R"({
+    "embedder": {"provider": "openai:text-embedding-3-small", "settings": {"dimensions": 512}},
+    "store": {"id": "embedded", "settings": {"hnsw_threshold": 100}, "embedding_mode": "platform"},
+    "hybrid": {"fusion": "rrf", "semantic_ratio": 0.35, "rrf_k": 30, "vector_weight": 2}})"));
+  EXPECT_EQ(c.embedder.provider, "openai:text-embedding-3-small");
+  EXPECT_EQ(json::parse(c.embedder.settings_json)["dimensions"], 512);
+  EXPECT_EQ(c.store.embedding_mode, "platform");
+  EXPECT_EQ(c.hybrid.fusion, "rrf");
+  EXPECT_DOUBLE_EQ(c.hybrid.semantic_ratio, 0.35);
+  EXPECT_EQ(c.hybrid.rrf_k, 30);
+  json j = kb_config_to_json(c);
+  EXPECT_EQ(kb_config_to_json(kb_config_from_json(j)), j);
+}
+
+TEST(KbConfigEmbedding, AnEmbedderOnDefaultModesEnablesTheSemanticModes) {
+  KbConfig c = kb_config_from_json(json::parse(R"({"embedder": "hash"})"));
+  EXPECT_EQ(c.modes, (std::vector<std::string>{"grep", "keyword", "vector", "hybrid", "auto"}));
+  // Explicit modes win.
+  c = kb_config_from_json(json::parse(R"({"embedder": "hash", "modes": ["keyword"]})"));
+  EXPECT_EQ(c.modes, (std::vector<std::string>{"keyword"}));
+  // Without an embedder the defaults stay keyword + grep.
+  EXPECT_EQ(kb_config_from_json(json::object()).modes,
+            (std::vector<std::string>{"grep", "keyword"}));
+}
+
+TEST(KbConfigEmbedding, BadValuesNameTheirField) {
+  EXPECT_EQ(config_error(R"({"embedder": {"provider": "Bad Id"}})").second, "embedder.provider");
+  EXPECT_EQ(config_error(R"({"embedder": {"model": "x"}})").second, "embedder.model");
+  EXPECT_EQ(config_error(R"({"embedder": {"settings": []}})").second, "embedder.settings");
+  EXPECT_EQ(config_error(R"({"store": {"embedding_mode": "sometimes"}})").second,
+            "store.embedding_mode");
+  EXPECT_EQ(config_error(R"({"store": {"id": ""}})").second, "store.id");
+  EXPECT_EQ(config_error(R"({"hybrid": {"semantic_ratio": 1.5}})").second,
+            "hybrid.semantic_ratio");
+  EXPECT_EQ(config_error(R"({"hybrid": {"fusion": "max"}})").second, "hybrid.fusion");
+  EXPECT_EQ(config_error(R"({"hybrid": {"rrf_k": 0}})").second, "hybrid.rrf_k");
+  EXPECT_EQ(config_error(R"({"hybrid": {"keyword_weight": 0, "vector_weight": 0}})").second,
+            "hybrid.vector_weight");
+}
+
+TEST(Revision, ChangesWithWhatChangesVectorsOnly) {
+  KbConfig a;
+  const std::string base = revision(a, "hash|256");
+  EXPECT_EQ(base.size(), 16u);
+  EXPECT_EQ(revision(a, "hash|256"), base);  // stable
+  EXPECT_NE(revision(a, "hash|512"), base);  // embedder identity
+  KbConfig b = a;
+  b.chunking.max_tokens = 256;
+  EXPECT_NE(revision(b, "hash|256"), base);  // chunking budget
+  EXPECT_NE(config_revision(b), config_revision(a));
+  KbConfig c = a;
+  c.revision = 1;
+  EXPECT_NE(revision(c, "hash|256"), base);  // manual counter
+  KbConfig d = a;  // settings that do not change vectors
+  d.description = "other";
+  d.hybrid.semantic_ratio = 0.9;
+  d.store.embedding_mode = "platform";
+  d.embedder.settings_json = R"({"timeout_ms": 5})";
+  d.limits.max_upload_bytes = 10;
+  EXPECT_EQ(revision(d, "hash|256"), base);
+  // An explicit budget equal to the default is the same chunking.
+  KbConfig e = a;
+  e.chunking.max_tokens = 512;
+  EXPECT_EQ(config_revision(e), config_revision(a));
+}
+
 }  // namespace
 }  // namespace quarry::core

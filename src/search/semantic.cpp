@@ -1,0 +1,140 @@
+#include "search/semantic.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "embed/provider.h"
+#include "quarry/error.h"
+#include "search/hits.h"
+#include "search/keyword.h"
+#include "store/vector_store.h"
+
+namespace quarry::search {
+
+int fusion_depth(int top_k) { return std::max(50, top_k * 2); }
+
+std::vector<Hit> vector_search(const catalog::Catalog& cat, const std::string& kb,
+                               const std::string& query, const core::Filter& filter, int top_k,
+                               double min_score, const VectorSource& src, bool snippets) {
+  if (top_k < 1 || top_k > 1000)
+    throw Error(Code::invalid_argument, "top_k must be between 1 and 1000", {{"field", "top_k"}});
+  if (min_score < 0 || min_score > 1)
+    throw Error(Code::invalid_argument, "min_score must be between 0 and 1",
+                {{"field", "min_score"}});
+  store::Query q;
+  q.vector = src.provider->embed_query(query);
+  q.filter = filter;
+  // Sibling windows of one oversize section collapse to the best: ask for a few more.
+  q.top_k = top_k * 2 + 10;
+  auto found = src.store->query(*src.scope, q);
+
+  std::vector<catalog::Catalog::ChunkKey> keys;
+  keys.reserve(found.size());
+  for (const auto& f : found) keys.push_back({f.doc_id, f.chunk_index});
+  auto rows = cat.load_chunks(kb, keys);
+
+  std::vector<Hit> hits;
+  std::vector<const std::string*> texts;
+  std::unordered_set<std::string> parents;
+  for (std::size_t i = 0; i < rows.size() && static_cast<int>(hits.size()) < top_k; ++i) {
+    auto& r = rows[i];
+    const auto& f = found[i];
+    if (f.score < min_score) break;  // best first
+    // A vector whose chunk is gone or was re-chunked since (another chunk id) is stale.
+    if (!r.loaded || (!f.chunk_id.empty() && f.chunk_id != r.chunk.chunk_id)) continue;
+    if (r.chunk.parent_chunk && !parents.insert(*r.chunk.parent_chunk).second) continue;
+    texts.push_back(&r.chunk.text);
+    hits.push_back(make_hit(r, f.score, f.raw_score, f.metric));
+  }
+  if (snippets) {
+    auto snips = cat.snippets(safe_match_expression(query), texts);
+    for (std::size_t i = 0; i < hits.size(); ++i) hits[i].snippet = std::move(snips[i]);
+  }
+  return hits;
+}
+
+namespace {
+
+struct Scaled {
+  double lo = 0, hi = 0;
+  double operator()(double x) const { return hi > lo ? (x - lo) / (hi - lo) : 1.0; }
+};
+
+// What interpolation scales: BM25's raw score for keyword hits; for vector hits the [0, 1]
+// score, which orders as the cosine distance does (reversed) and is higher-is-better.
+double fusion_value(const Hit& h, bool is_keyword) { return is_keyword ? h.raw_score : h.score; }
+
+Scaled scale_of(const std::vector<Hit>& list, bool is_keyword) {
+  Scaled s;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const double v = fusion_value(list[i], is_keyword);
+    s.lo = i == 0 ? v : std::min(s.lo, v);
+    s.hi = i == 0 ? v : std::max(s.hi, v);
+  }
+  return s;
+}
+
+}  // namespace
+
+std::vector<Hit> fuse(const std::vector<Hit>& keyword, const std::vector<Hit>& vector,
+                      const FusionOptions& o, int top_k, double min_score) {
+  struct Entry {
+    const Hit* hit = nullptr;  // keyword's hit when present (it has the highlighted snippet)
+    double score = 0;
+  };
+  std::unordered_map<std::string, Entry> by_chunk;
+  std::vector<std::string> order;  // first appearance, for deterministic ties
+  const bool rrf = o.fusion == "rrf";
+  const double alpha = o.semantic_ratio;
+  const double rrf_max =
+      o.keyword_weight / (o.rrf_k + 1.0) + o.vector_weight / (o.rrf_k + 1.0);
+
+  auto add = [&](const std::vector<Hit>& list, bool is_keyword) {
+    const Scaled sc = scale_of(list, is_keyword);
+    for (std::size_t rank = 0; rank < list.size(); ++rank) {
+      const Hit& h = list[rank];
+      double part;
+      if (rrf) {
+        part = (is_keyword ? o.keyword_weight : o.vector_weight) /
+               (o.rrf_k + static_cast<double>(rank) + 1.0);
+      } else {
+        double v = sc(fusion_value(h, is_keyword));
+        part = (is_keyword ? 1.0 - alpha : alpha) * v;
+      }
+      auto [it, fresh] = by_chunk.try_emplace(h.chunk_id);
+      if (fresh) {
+        it->second.hit = &h;
+        order.push_back(h.chunk_id);
+      }
+      it->second.score += part;
+    }
+  };
+  add(keyword, true);
+  add(vector, false);
+
+  std::vector<std::pair<double, std::size_t>> ranked;
+  ranked.reserve(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    double s = by_chunk[order[i]].score;
+    if (rrf) s = rrf_max > 0 ? s / rrf_max : 0;
+    ranked.push_back({std::clamp(s, 0.0, 1.0), i});
+  }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<Hit> out;
+  std::unordered_set<std::string> parents;
+  for (const auto& [score, i] : ranked) {
+    if (static_cast<int>(out.size()) >= top_k || score < min_score) break;
+    const Entry& e = by_chunk[order[i]];
+    if (e.hit->parent_chunk && !parents.insert(*e.hit->parent_chunk).second) continue;
+    Hit h = *e.hit;
+    h.score = score;
+    h.raw_score = by_chunk[order[i]].score;
+    h.metric = rrf ? "rrf" : "interpolation";
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+}  // namespace quarry::search

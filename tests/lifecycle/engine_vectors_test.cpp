@@ -1,0 +1,210 @@
+// Vector, hybrid and auto search through the Engine (SPEC §4–§6), end to end with the real
+// `hash` embedder and both the in-memory and the embedded store.
+#include <nlohmann/json.hpp>
+
+#include "engine_fixture.h"
+
+namespace quarry::lifecycle::testing_support {
+namespace {
+using nlohmann::json;
+
+const char* kCats = "Cats purr and sleep most of the day; a kitten chases yarn and naps in sunlight.";
+const char* kRockets =
+    "Rockets burn liquid oxygen and kerosene; the launch vehicle reaches orbit after staging.";
+const char* kBread =
+    "Sourdough bread needs flour, water, salt and a starter; the dough proofs overnight.";
+
+class EngineVectors : public EngineTest, public ::testing::WithParamInterface<std::string> {
+ protected:
+  void make_kb(const std::string& name, const std::string& extra = "") {
+    std::string cfg = R"({"embedder": {"provider": "hash:256"}, "store": {"id": ")" + GetParam() +
+                      R"("}, "subjects": {"keys": ["team"]})" + extra + "}";
+    engine->create_kb(name, cfg);
+  }
+  std::string add(const std::string& kb, const std::string& name, const std::string& text,
+                  const std::string& team) {
+    IngestOptions o;
+    o.metadata_json = json{{"team", team}}.dump();
+    auto item = engine->ingest_bytes(kb, name, text, o);
+    EXPECT_EQ(item.vector_status, "ready") << item.vector_code << " " << item.vector_message;
+    return item.doc_id;
+  }
+  SearchResponse search(const std::string& kb, const std::string& q, const std::string& mode,
+                        int k = 3, const std::string& filter = "") {
+    SearchRequest r;
+    r.kb = kb;
+    r.query = q;
+    r.mode = mode;
+    r.top_k = k;
+    r.filter_json = filter;
+    return engine->search(r);
+  }
+};
+
+TEST_P(EngineVectors, VectorSearchFindsTheNearestDocumentWithCosineScores) {
+  make_kb("k");
+  add("k", "cats.md", kCats, "a");
+  std::string rockets = add("k", "rockets.md", kRockets, "b");
+  add("k", "bread.md", kBread, "c");
+  auto r = search("k", "rocket launches into orbit", "vector");
+  EXPECT_EQ(r.mode, "vector");
+  ASSERT_FALSE(r.hits.empty());
+  EXPECT_EQ(r.hits[0].doc_id, rockets);
+  EXPECT_EQ(r.hits[0].metric, "cosine_distance");
+  EXPECT_EQ(r.hits[0].subject->value, "b");
+  for (std::size_t i = 0; i < r.hits.size(); ++i) {
+    EXPECT_GE(r.hits[i].score, 0);
+    EXPECT_LE(r.hits[i].score, 1);
+    EXPECT_NEAR(r.hits[i].score, 1 - r.hits[i].raw_score / 2, 1e-6);
+    if (i) {
+      EXPECT_LE(r.hits[i].score, r.hits[i - 1].score);
+    }
+  }
+  EXPECT_EQ(r.index_status.vector, "ready");
+}
+
+TEST_P(EngineVectors, HybridFusesAndReturnsTheLabelledPerModeLists) {
+  make_kb("k");
+  add("k", "cats.md", kCats, "a");
+  add("k", "rockets.md", kRockets, "b");
+  std::string bread = add("k", "bread.md", kBread, "c");
+  auto r = search("k", "sourdough starter", "hybrid");
+  EXPECT_EQ(r.mode, "hybrid");
+  EXPECT_TRUE(r.degraded.empty());
+  ASSERT_FALSE(r.hits.empty());
+  EXPECT_EQ(r.hits[0].doc_id, bread);
+  EXPECT_EQ(r.hits[0].metric, "interpolation");
+  ASSERT_EQ(r.per_mode.size(), 2u);
+  EXPECT_EQ(r.per_mode[0].first, "keyword");
+  EXPECT_EQ(r.per_mode[1].first, "vector");
+  EXPECT_EQ(r.per_mode[0].second[0].metric, "bm25");
+  EXPECT_EQ(r.per_mode[1].second[0].metric, "cosine_distance");
+  SearchRequest rrf;
+  rrf.kb = "k";
+  rrf.query = "sourdough starter";
+  rrf.mode = "hybrid";
+  rrf.fusion = "rrf";
+  auto rr = engine->search(rrf);
+  ASSERT_FALSE(rr.hits.empty());
+  EXPECT_EQ(rr.hits[0].metric, "rrf");
+  EXPECT_EQ(rr.hits[0].doc_id, bread);
+  EXPECT_LE(rr.hits[0].score, 1.0);
+  // auto = hybrid when the embedder works
+  EXPECT_EQ(search("k", "sourdough starter", "auto").mode, "hybrid");
+}
+
+TEST_P(EngineVectors, FiltersApplyToVectorHits) {
+  make_kb("k");
+  add("k", "cats.md", kCats, "a");
+  add("k", "rockets.md", kRockets, "b");
+  add("k", "bread.md", kBread, "c");
+  auto r = search("k", "rocket launches into orbit", "vector", 3, R"({"team": "a"})");
+  ASSERT_EQ(r.hits.size(), 1u);
+  EXPECT_EQ(r.hits[0].filename, "cats.md");
+}
+
+TEST_P(EngineVectors, DeletedAndForgottenDocumentsLeaveNoVectors) {
+  make_kb("k");
+  std::string cats = add("k", "cats.md", kCats, "a");
+  std::string rockets = add("k", "rockets.md", kRockets, "b");
+  add("k", "bread.md", kBread, "c");
+  engine->delete_document("k", rockets);
+  engine->delete_where("k", R"({"team": "a"})");  // forget subject a
+  auto r = search("k", "rocket cats orbit kitten", "vector", 10);
+  for (const auto& h : r.hits) {
+    EXPECT_NE(h.doc_id, rockets);
+    EXPECT_NE(h.doc_id, cats);
+  }
+  EXPECT_EQ(r.hits.size(), 1u);
+}
+
+TEST_P(EngineVectors, AnEditReplacesTheDocumentsVectors) {
+  make_kb("k");
+  std::string id = add("k", "note.md", kCats, "a");
+  add("k", "bread.md", kBread, "c");
+  auto d = engine->edit_document("k", id, kRockets);
+  EXPECT_EQ(d.index_status.vector, "ready");
+  auto r = search("k", "rocket launches into orbit", "vector", 1);
+  ASSERT_EQ(r.hits.size(), 1u);
+  EXPECT_EQ(r.hits[0].doc_id, id);
+  EXPECT_NE(r.hits[0].snippet.find("ocket"), std::string::npos);
+  EXPECT_EQ(engine->get_document("k", id).index_status.vector, "ready");
+}
+
+TEST_P(EngineVectors, KnowledgeBasesNeverSeeEachOthersVectors) {
+  make_kb("one");
+  make_kb("two");
+  add("one", "cats.md", kCats, "a");
+  add("two", "rockets.md", kRockets, "a");
+  add("two", "bread.md", kBread, "a");
+  for (const char* q : {"rocket orbit", "bread dough", "cats"}) {
+    for (const auto& h : search("one", q, "vector", 10).hits) EXPECT_EQ(h.kb, "one");
+    for (const auto& h : search("two", q, "vector", 10).hits) EXPECT_EQ(h.kb, "two");
+  }
+}
+
+TEST_P(EngineVectors, ChangingTheEmbedderReembedsUnderTheNewRevision) {
+  make_kb("k");
+  add("k", "cats.md", kCats, "a");
+  std::string rockets = add("k", "rockets.md", kRockets, "b");
+  engine->set_kb("k", {{"embedder.provider", "hash:64"}});
+  EXPECT_EQ(engine->describe_kb("k").index_status.vector, "ready");
+  auto r = search("k", "rocket launches into orbit", "vector", 1);
+  ASSERT_EQ(r.hits.size(), 1u);
+  EXPECT_EQ(r.hits[0].doc_id, rockets);
+  // Rechunking is a new revision too.
+  engine->set_kb("k", {{"chunking.max_tokens", "64"}});
+  EXPECT_EQ(engine->describe_kb("k").index_status.vector, "ready");
+  EXPECT_EQ(search("k", "rocket launches into orbit", "vector", 1).hits.at(0).doc_id, rockets);
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, EngineVectors, ::testing::Values("memory", "embedded"));
+
+TEST_F(EngineTest, WithoutAnEmbedderVectorIsAnErrorAndAutoDegradesToKeyword) {
+  engine->create_kb("plain", "{}");
+  engine->ingest_bytes("plain", "cats.md", kCats, {});
+  SearchRequest r;
+  r.kb = "plain";
+  r.query = "kitten";
+  r.mode = "vector";
+  std::map<std::string, std::string> details;
+  EXPECT_EQ(code_of([&] { engine->search(r); }, &details), Code::mode_unavailable);
+  r.mode = "auto";
+  auto resp = engine->search(r);
+  EXPECT_EQ(resp.mode, "keyword");
+  ASSERT_EQ(resp.degraded.size(), 1u);
+  EXPECT_EQ(resp.hits.size(), 1u);
+}
+
+TEST_F(EngineTest, AMissingModelKeepsDocumentsAndDegradesHybrid) {
+  engine->create_kb(
+      "m", R"({"embedder": {"provider": "static:no-such-model",
+               "settings": {"model_dir": "/nonexistent/model"}}, "store": "memory"})");
+  auto item = engine->ingest_bytes("m", "cats.md", kCats, {});
+  EXPECT_EQ(item.status, "added");
+  EXPECT_EQ(item.vector_status, "failed");
+  EXPECT_EQ(item.vector_code, "engine_unavailable");
+  SearchRequest r;
+  r.kb = "m";
+  r.query = "kitten";
+  r.mode = "hybrid";
+  auto resp = engine->search(r);
+  EXPECT_EQ(resp.mode, "keyword");
+  ASSERT_EQ(resp.degraded.size(), 1u);
+  EXPECT_NE(resp.degraded[0].find("embedder_unavailable"), std::string::npos);
+  EXPECT_EQ(resp.hits.size(), 1u);
+  r.mode = "vector";
+  EXPECT_EQ(code_of([&] { engine->search(r); }), Code::mode_unavailable);
+}
+
+TEST_F(EngineTest, UnknownProviderOrStoreIsRefusedAtCreate) {
+  std::map<std::string, std::string> d;
+  EXPECT_EQ(code_of([&] { engine->create_kb("x", R"({"embedder": "telepathy"})"); }, &d),
+            Code::invalid_argument);
+  EXPECT_EQ(code_of([&] { engine->create_kb("y", R"({"embedder": "hash", "store": "nope"})"); }),
+            Code::invalid_argument);
+  EXPECT_TRUE(engine->list_kbs().empty());
+}
+
+}  // namespace
+}  // namespace quarry::lifecycle::testing_support

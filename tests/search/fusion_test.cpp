@@ -1,0 +1,110 @@
+// Fusion of keyword and vector candidate lists (SPEC §4): interpolation and RRF.
+#include <gtest/gtest.h>
+
+#include "search/semantic.h"
+
+namespace quarry::search {
+namespace {
+
+Hit hit(const std::string& chunk, double raw, double score) {
+  Hit h;
+  h.chunk_id = chunk;
+  h.doc_id = "doc-" + chunk;
+  h.raw_score = raw;
+  h.score = score;
+  return h;
+}
+
+std::vector<std::string> ids(const std::vector<Hit>& hits) {
+  std::vector<std::string> out;
+  for (const auto& h : hits) out.push_back(h.chunk_id);
+  return out;
+}
+
+TEST(Fusion, InterpolationScalesEachModeOverItsCandidatesAndMixesByRatio) {
+  // Keyword: a (10) > b (5) > c (0) scale to 1, 0.5, 0. Vector: c (0.9) > a (0.5) scale to 1, 0.
+  std::vector<Hit> kw = {hit("a", 10, 1), hit("b", 5, .5), hit("c", 0, 0)};
+  std::vector<Hit> vec = {hit("c", 0.2, 0.9), hit("a", 1.0, 0.5)};
+  FusionOptions o;
+  o.semantic_ratio = 0.2;
+  auto out = fuse(kw, vec, o, 10, 0);
+  ASSERT_EQ(ids(out), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_NEAR(out[0].score, 0.8 * 1.0 + 0.2 * 0.0, 1e-12);
+  EXPECT_NEAR(out[1].score, 0.8 * 0.5, 1e-12);
+  EXPECT_NEAR(out[2].score, 0.2 * 1.0, 1e-12);
+  EXPECT_EQ(out[0].metric, "interpolation");
+
+  o.semantic_ratio = 0.9;  // the vector side now dominates
+  out = fuse(kw, vec, o, 10, 0);
+  EXPECT_EQ(out[0].chunk_id, "c");
+}
+
+TEST(Fusion, RatioZeroIsKeywordOrderAndOneIsVectorOrder) {
+  std::vector<Hit> kw = {hit("a", 3, 1), hit("b", 2, .6), hit("c", 1, .3)};
+  std::vector<Hit> vec = {hit("c", 0.1, 0.95), hit("b", 0.3, 0.85), hit("a", 0.9, 0.55)};
+  FusionOptions o;
+  o.semantic_ratio = 0;
+  EXPECT_EQ(ids(fuse(kw, vec, o, 3, 0)), (std::vector<std::string>{"a", "b", "c"}));
+  o.semantic_ratio = 1;
+  EXPECT_EQ(ids(fuse(kw, vec, o, 3, 0)), (std::vector<std::string>{"c", "b", "a"}));
+}
+
+TEST(Fusion, RrfIsDividedByItsMaximumSoTheTopOfBothListsScoresOne) {
+  std::vector<Hit> kw = {hit("a", 3, 1), hit("b", 2, .6)};
+  std::vector<Hit> vec = {hit("a", 0.1, 0.95), hit("c", 0.3, 0.85)};
+  FusionOptions o;
+  o.fusion = "rrf";
+  auto out = fuse(kw, vec, o, 10, 0);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].chunk_id, "a");
+  EXPECT_NEAR(out[0].score, 1.0, 1e-12);
+  EXPECT_EQ(out[0].metric, "rrf");
+  // b and c are both second in one list only: equal fused score, 1/62 / (2/61).
+  EXPECT_NEAR(out[1].score, (1.0 / 62) / (2.0 / 61), 1e-12);
+  EXPECT_NEAR(out[2].score, out[1].score, 1e-12);
+  for (const auto& h : out) {
+    EXPECT_GE(h.score, 0);
+    EXPECT_LE(h.score, 1);
+  }
+}
+
+TEST(Fusion, RrfWeightsFavourTheHeavierMode) {
+  std::vector<Hit> kw = {hit("k", 3, 1)};
+  std::vector<Hit> vec = {hit("v", 0.1, 0.95)};
+  FusionOptions o;
+  o.fusion = "rrf";
+  o.vector_weight = 2;
+  EXPECT_EQ(fuse(kw, vec, o, 2, 0).front().chunk_id, "v");
+  o.vector_weight = 0.5;
+  EXPECT_EQ(fuse(kw, vec, o, 2, 0).front().chunk_id, "k");
+}
+
+TEST(Fusion, TopKAndMinScoreBoundTheResult) {
+  std::vector<Hit> kw, vec;
+  for (int i = 0; i < 20; ++i) kw.push_back(hit("c" + std::to_string(i), 20 - i, 1));
+  FusionOptions o;
+  EXPECT_EQ(fuse(kw, vec, o, 5, 0).size(), 5u);
+  auto some = fuse(kw, vec, o, 20, 0.5);
+  ASSERT_FALSE(some.empty());
+  for (const auto& h : some) EXPECT_GE(h.score, 0.5);
+  EXPECT_LT(some.size(), 20u);
+}
+
+TEST(Fusion, SiblingWindowsOfOneSectionCollapseToTheBest) {
+  Hit a = hit("w1", 10, 1), b = hit("w2", 9, .9), c = hit("other", 1, .1);
+  a.parent_chunk = b.parent_chunk = "section";
+  auto out = fuse({a, b, c}, {}, FusionOptions{}, 10, 0);
+  EXPECT_EQ(ids(out), (std::vector<std::string>{"w1", "other"}));
+}
+
+TEST(Fusion, KeepsTheKeywordSnippetForAChunkFoundByBoth) {
+  Hit k = hit("a", 5, 1), v = hit("a", 0.1, 0.9);
+  k.snippet = "the **word**";
+  v.snippet = "the word";
+  auto out = fuse({k}, {v}, FusionOptions{}, 1, 0);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].snippet, "the **word**");
+}
+
+}  // namespace
+}  // namespace quarry::search
