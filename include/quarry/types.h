@@ -53,6 +53,8 @@ struct KbInfo {
   std::string created_at;
   std::string updated_at;
   IndexStatus index_status;
+  std::string revision;         // SPEC §1: chunking + counter + embedder identity
+  std::string config_revision;  // the chunking half alone
 };
 
 struct Hit {

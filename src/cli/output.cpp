@@ -63,7 +63,9 @@ json to_json(const KbInfo& k) {
           {"source_bytes", k.source_bytes},
           {"created_at", k.created_at},
           {"updated_at", k.updated_at},
-          {"index_status", to_json(k.index_status)}};
+          {"index_status", to_json(k.index_status)},
+          {"revision", k.revision},
+          {"config_revision", k.config_revision}};
 }
 
 json to_json(const Document& d) {

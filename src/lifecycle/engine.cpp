@@ -352,6 +352,9 @@ class EngineImpl final : public Engine {
     i.updated_at = core::iso8601_utc(kb.updated_at);
     i.index_status = scope_status(st.documents > 0);
     i.index_status.vector = vectors_->kb_status(kb.name, i.config, st.chunks);
+    auto& v = vectors_->for_kb(kb.name, i.config);
+    i.config_revision = core::config_revision(i.config);
+    i.revision = v.provider ? v.scope.revision : core::revision(i.config, "");
     return i;
   }
 
@@ -565,8 +568,12 @@ std::string EngineImpl::hybrid(const SearchRequest& r, const KbConfig& config,
   auto kw = search::keyword_search(*cat_, r.kb, r.query, filter, depth, 0, r.advanced);
   std::vector<Hit> vh;
   try {
-    vh = search::vector_search(*cat_, r.kb, r.query, filter, depth, 0, vec.source(),
-                               /*snippets=*/true);
+    // The vector side goes deeper: a chunk missing from a list counts 0 there, and a deeper
+    // vector list gives more keyword candidates their real similarity (measured: SciFact
+    // nDCG@10 +0.002 at α 0.1 for 1000 instead of 600 candidates). Its snippets are not needed:
+    // a chunk found by keyword keeps the keyword snippet, the others get theirs below.
+    vh = search::vector_search(*cat_, r.kb, r.query, filter, search::vector_fusion_depth(r.top_k),
+                               0, vec.source(), /*snippets=*/false);
   } catch (const Error& e) {
     if (e.code() == Code::invalid_argument) throw;
     resp.degraded.push_back(std::string(code_name(e.code())) + ": " + e.message() +
@@ -577,6 +584,7 @@ std::string EngineImpl::hybrid(const SearchRequest& r, const KbConfig& config,
     return "keyword";
   }
   resp.hits = search::fuse(kw, vh, fo, r.top_k, r.min_score);
+  search::fill_missing_snippets(*cat_, r.kb, r.query, resp.hits);
   if (static_cast<int>(kw.size()) > r.top_k) kw.resize(r.top_k);
   if (static_cast<int>(vh.size()) > r.top_k) vh.resize(r.top_k);
   resp.per_mode.emplace_back("keyword", std::move(kw));

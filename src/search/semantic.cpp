@@ -13,6 +13,24 @@
 namespace quarry::search {
 
 int fusion_depth(int top_k) { return std::max(50, top_k * 2); }
+int vector_fusion_depth(int top_k) { return std::min(1000, std::max(200, top_k * 4)); }
+
+void fill_missing_snippets(const catalog::Catalog& cat, const std::string& kb,
+                           const std::string& query, std::vector<Hit>& hits) {
+  std::vector<catalog::Catalog::ChunkKey> keys;
+  std::vector<std::size_t> at;
+  for (std::size_t i = 0; i < hits.size(); ++i)
+    if (hits[i].snippet.empty()) {
+      keys.push_back({hits[i].doc_id, hits[i].chunk_index});
+      at.push_back(i);
+    }
+  if (keys.empty()) return;
+  auto rows = cat.load_chunks(kb, keys);
+  std::vector<const std::string*> texts;
+  for (const auto& r : rows) texts.push_back(&r.chunk.text);
+  auto snips = cat.snippets(safe_match_expression(query), texts);
+  for (std::size_t i = 0; i < at.size(); ++i) hits[at[i]].snippet = std::move(snips[i]);
+}
 
 std::vector<Hit> vector_search(const catalog::Catalog& cat, const std::string& kb,
                                const std::string& query, const core::Filter& filter, int top_k,

@@ -50,5 +50,10 @@ std::vector<Hit> fuse(const std::vector<Hit>& keyword, const std::vector<Hit>& v
 
 // How many candidates each mode contributes to a fusion that must return top_k.
 int fusion_depth(int top_k);
+int vector_fusion_depth(int top_k);
+
+// Snippets for hits that have none (vector-only hits of a fusion), highlighting query words.
+void fill_missing_snippets(const catalog::Catalog& cat, const std::string& kb,
+                           const std::string& query, std::vector<Hit>& hits);
 
 }  // namespace quarry::search

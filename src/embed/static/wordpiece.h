@@ -1,0 +1,73 @@
+// The Hugging Face WordPiece tokenizer as BERT uses it (tokenizer.json: "BertNormalizer",
+// "BertPreTokenizer", model "WordPiece"), enough to turn text into vocabulary ids for static
+// embedding models. No special tokens are added: static models pool over the words only.
+//
+// Unicode handling follows BERT's basic tokenizer with compact tables instead of the full
+// Unicode database: lowercasing covers Latin-1, Latin Extended-A, Greek and Cyrillic; accent
+// stripping covers combining marks and precomposed Latin letters; punctuation is ASCII
+// non-alphanumerics plus the common Unicode punctuation blocks; CJK ideographs become single
+// tokens. Text outside those tables passes through unchanged, which matches BERT for most
+// scripts (a missed lowercasing only costs a vocabulary miss, never a crash).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace quarry::embed {
+
+struct BertNormalizerOptions {
+  bool clean_text = true;
+  bool handle_chinese_chars = true;
+  bool strip_accents = true;
+  bool lowercase = true;
+};
+
+// BERT normaliser + pre-tokenizer in one pass: calls `emit` with each pre-token (UTF-8).
+void bert_pre_tokenize(std::string_view text, const BertNormalizerOptions& opt,
+                       std::string& scratch, const std::function<void(std::string_view)>& emit);
+
+class WordPieceTokenizer {
+ public:
+  // Parses tokenizer.json text. Throws Error(corrupt_input) naming `path` when it is not a
+  // WordPiece tokenizer.json, Error(unsupported_format) for another tokenizer model type.
+  static WordPieceTokenizer from_json_text(std::string_view json_text, const std::string& path);
+  static WordPieceTokenizer load(const std::string& path);
+
+  // Appends the vocabulary ids of `text` to `ids` (unknown words become unk_id()).
+  void encode(std::string_view text, std::vector<std::int32_t>& ids) const;
+  // The token strings (for tests and diagnostics).
+  std::vector<std::string> tokenize(std::string_view text) const;
+  std::size_t count_tokens(std::string_view text) const;
+
+  std::int32_t unk_id() const { return unk_id_; }
+  std::size_t vocab_size() const { return vocab_size_; }
+  // True for [UNK] and every added token marked special ([CLS], [SEP], [PAD], [MASK], ...).
+  bool is_special(std::int32_t id) const { return id == unk_id_ || special_.count(id) > 0; }
+  const BertNormalizerOptions& normalizer() const { return norm_; }
+
+ private:
+  struct SvHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  using Vocab = std::unordered_map<std::string, std::int32_t, SvHash, std::equal_to<>>;
+
+  template <class F>
+  void word_pieces(std::string_view word, std::string& buf, F&& out) const;
+
+  Vocab vocab_;
+  std::size_t vocab_size_ = 0;
+  std::unordered_set<std::int32_t> special_;
+  std::int32_t unk_id_ = -1;
+  std::string unk_token_ = "[UNK]";
+  std::string prefix_ = "##";
+  std::size_t max_chars_ = 100;
+  BertNormalizerOptions norm_;
+};
+
+}  // namespace quarry::embed

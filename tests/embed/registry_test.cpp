@@ -1,0 +1,197 @@
+// The provider registry, spec parsing, the selection chain and the dimension check.
+#include <gtest/gtest.h>
+
+#include "embed/provider.h"
+#include "model_fixture.h"
+#include "quarry/error.h"
+
+namespace quarry::embed {
+namespace {
+
+using quarry::testing::ScopedEnv;
+
+// A provider whose availability and dimensions the test decides.
+class FakeProvider : public EmbeddingProvider {
+ public:
+  FakeProvider(std::string id, int dims, bool ok) : id_(std::move(id)), dims_(dims), ok_(ok) {}
+  std::string id() const override { return id_; }
+  std::string model() const override { return "m"; }
+  int dimensions() const override { return dims_; }
+  int max_input_tokens() const override { return 10; }
+  std::size_t count_tokens(std::string_view) const override { return 1; }
+  std::string identity() const override { return id_; }
+  Availability is_available() override {
+    return ok_ ? Availability{} : Availability{false, "fake is down"};
+  }
+  std::vector<Vector> embed_documents(const std::vector<std::string>& t) override {
+    return std::vector<Vector>(t.size(), Vector(static_cast<std::size_t>(dims_), 0.0f));
+  }
+  Vector embed_query(const std::string&) override {
+    return Vector(static_cast<std::size_t>(dims_));
+  }
+
+ private:
+  std::string id_;
+  int dims_;
+  bool ok_;
+};
+
+ProviderFactory fake(std::string id, int dims, bool ok) {
+  return [=](const ProviderSpec&, const ProviderContext&) {
+    return std::make_unique<FakeProvider>(id, dims, ok);
+  };
+}
+
+Code code_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.code();
+  }
+  return Code::ok;
+}
+
+TEST(ProviderSpec, ParsesIdAndModel) {
+  auto s = ProviderSpec::parse("static:glove-100d");
+  EXPECT_EQ(s.id, "static");
+  EXPECT_EQ(s.model, "glove-100d");
+  EXPECT_EQ(s.to_string(), "static:glove-100d");
+  auto h = ProviderSpec::parse("hash");
+  EXPECT_EQ(h.id, "hash");
+  EXPECT_EQ(h.model, "");
+  auto o = ProviderSpec::parse("openai:text-embedding-3-small", {{"dimensions", 256}});
+  EXPECT_EQ(o.settings["dimensions"], 256);
+}
+
+TEST(ProviderSpec, RejectsEmptyIdTrailingColonAndNonObjectSettings) {
+  EXPECT_EQ(code_of([] { ProviderSpec::parse(""); }), Code::invalid_argument);
+  EXPECT_EQ(code_of([] { ProviderSpec::parse(":model"); }), Code::invalid_argument);
+  EXPECT_EQ(code_of([] { ProviderSpec::parse("hash:"); }), Code::invalid_argument);
+  EXPECT_EQ(code_of([] { ProviderSpec::parse("hash", nlohmann::json::array()); }),
+            Code::invalid_argument);
+}
+
+TEST(ProviderRegistry, BuiltinHasStaticHashOpenai) {
+  auto& reg = ProviderRegistry::builtin();
+  EXPECT_TRUE(reg.has("static"));
+  EXPECT_TRUE(reg.has("hash"));
+  EXPECT_TRUE(reg.has("openai"));
+}
+
+TEST(ProviderRegistry, AddRejectsEmptyIdAndDuplicates) {
+  ProviderRegistry reg;
+  EXPECT_EQ(code_of([&] { reg.add("", fake("x", 3, true)); }), Code::invalid_argument);
+  reg.add("x", fake("x", 3, true));
+  EXPECT_EQ(code_of([&] { reg.add("x", fake("x", 3, true)); }), Code::invalid_argument);
+  EXPECT_EQ(reg.ids(), std::vector<std::string>{"x"});
+}
+
+TEST(ProviderRegistry, CreateValidatesIdAndDimensions) {
+  ProviderRegistry reg;
+  reg.add("zero", fake("zero", 0, true));
+  reg.add("neg", fake("neg", -4, true));
+  reg.add("noid", fake("", 8, true));
+  ProviderContext ctx;
+  EXPECT_EQ(code_of([&] { reg.create(ProviderSpec::parse("zero"), ctx); }), Code::invalid_argument);
+  EXPECT_EQ(code_of([&] { reg.create(ProviderSpec::parse("neg"), ctx); }), Code::invalid_argument);
+  EXPECT_EQ(code_of([&] { reg.create(ProviderSpec::parse("noid"), ctx); }), Code::invalid_argument);
+  try {
+    reg.create(ProviderSpec::parse("nope"), ctx);
+    FAIL() << "unknown id accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::invalid_argument);
+    EXPECT_NE(e.message().find("nope"), std::string::npos);
+    EXPECT_NE(e.message().find("zero"), std::string::npos);  // lists the known ids
+  }
+}
+
+class SelectionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    reg.add("up", fake("up", 8, true));
+    reg.add("down", fake("down", 8, false));
+  }
+  ProviderRegistry reg;
+  ProviderContext ctx;
+};
+
+TEST_F(SelectionTest, PinWinsOverKbAndDefault) {
+  ScopedEnv pin("QUARRY_EMBEDDING_PROVIDER", "up");
+  auto sel = select_provider(reg, "down", {}, "down", ctx);
+  ASSERT_TRUE(sel.provider);
+  EXPECT_EQ(sel.provider->id(), "up");
+  EXPECT_EQ(sel.source, "pin");
+}
+
+TEST_F(SelectionTest, UnavailablePinIsAnErrorNotAFallback) {
+  ScopedEnv pin("QUARRY_EMBEDDING_PROVIDER", "down");
+  try {
+    select_provider(reg, "up", {}, "up", ctx);
+    FAIL() << "fell back";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::engine_unavailable);
+    EXPECT_NE(e.message().find("fake is down"), std::string::npos);
+    EXPECT_NE(e.message().find("QUARRY_EMBEDDING_PROVIDER"), std::string::npos);
+  }
+}
+
+TEST_F(SelectionTest, UnknownPinIsAnError) {
+  ScopedEnv pin("QUARRY_EMBEDDING_PROVIDER", "missing:model");
+  EXPECT_EQ(code_of([&] { select_provider(reg, "up", {}, "", ctx); }), Code::invalid_argument);
+}
+
+TEST_F(SelectionTest, KbSettingThenDefaultThenNone) {
+  ScopedEnv pin("QUARRY_EMBEDDING_PROVIDER", nullptr);
+  auto kb = select_provider(reg, "up", {}, "down", ctx);
+  EXPECT_EQ(kb.source, "kb");
+  EXPECT_EQ(kb.provider->id(), "up");
+  auto def = select_provider(reg, "", {}, "up", ctx);
+  EXPECT_EQ(def.source, "default");
+  EXPECT_EQ(def.provider->id(), "up");
+  auto none = select_provider(reg, "", {}, "", ctx);
+  EXPECT_EQ(none.source, "none");
+  EXPECT_FALSE(none.provider);
+  EXPECT_NE(none.reason.find("no embedding provider"), std::string::npos);
+}
+
+TEST_F(SelectionTest, UnavailableKbProviderIsReturnedWithItsReason) {
+  ScopedEnv pin("QUARRY_EMBEDDING_PROVIDER", nullptr);
+  auto sel = select_provider(reg, "down", {}, "up", ctx);
+  ASSERT_TRUE(sel.provider);  // degrade to keyword, do not silently switch models
+  EXPECT_EQ(sel.provider->id(), "down");
+  EXPECT_EQ(sel.reason, "fake is down");
+}
+
+TEST_F(SelectionTest, KbSettingsReachTheRealHashProvider) {
+  ScopedEnv pin("QUARRY_EMBEDDING_PROVIDER", nullptr);
+  auto sel = select_provider(ProviderRegistry::builtin(), "hash", {{"dimensions", 64}}, "", ctx);
+  ASSERT_TRUE(sel.provider);
+  EXPECT_EQ(sel.provider->dimensions(), 64);
+  EXPECT_TRUE(sel.reason.empty());
+}
+
+TEST(CheckDimensions, MismatchNamesBothPluginsAndBothDimensions) {
+  EXPECT_NO_THROW(check_dimensions("static", 100, "embedded", 100));
+  try {
+    check_dimensions("static", 100, "qdrant", 384);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::dimension_mismatch);
+    for (const char* s : {"static", "qdrant", "100", "384"})
+      EXPECT_NE(e.message().find(s), std::string::npos) << s;
+    EXPECT_EQ(e.details().at("store_dimensions"), "384");
+  }
+}
+
+TEST(L2Normalize, UnitLengthAndZeroStaysZero) {
+  Vector v{3, 4};
+  l2_normalize(v);
+  EXPECT_FLOAT_EQ(v[0], 0.6f);
+  EXPECT_FLOAT_EQ(v[1], 0.8f);
+  Vector z{0, 0, 0};
+  l2_normalize(z);
+  EXPECT_EQ(z, (Vector{0, 0, 0}));
+}
+
+}  // namespace
+}  // namespace quarry::embed
