@@ -495,3 +495,51 @@ TEST_F(CliTest, BusyWriterExitsWithBusy) {
 
 }  // namespace
 }  // namespace quarry::e2e
+
+namespace quarry::e2e {
+namespace {
+
+// Vector and hybrid search from the command line, through the embedded store on disk: each
+// command is its own process, so this also checks that vectors written by `ingest` are found
+// by a later `search` process.
+TEST_F(CliTest, EmbedderKbServesVectorAndHybridAcrossProcesses) {
+  auto created = cli.json({"kb", "create", "sem", "--embedder", "hash:128"});
+  ASSERT_EQ(created.status, 0) << created.out << created.err;
+  EXPECT_EQ(created.json["config"]["embedder"]["provider"], "hash:128");
+  EXPECT_EQ(created.json["config"]["modes"].size(), 5u);
+  EXPECT_EQ(created.json["revision"].get<std::string>().size(), 16u);
+
+  const std::string docs = (dir / "docs").string();
+  quarry::testing::write_file(docs + "/rockets.md",
+                              "# Rockets\n\nA launch vehicle burns kerosene to reach orbit.\n");
+  quarry::testing::write_file(docs + "/bread.md",
+                              "# Bread\n\nSourdough dough proofs overnight with a starter.\n");
+  auto ing = cli.json({"ingest", docs, "--kb", "sem"});
+  ASSERT_EQ(ing.status, 0) << ing.out << ing.err;
+  for (const auto& item : ing.json["items"]) EXPECT_EQ(item["vector_status"], "ready") << item;
+
+  auto vec = cli.json({"search", "rocket orbit launches", "--kb", "sem", "--mode", "vector"});
+  ASSERT_EQ(vec.status, 0) << vec.err;
+  EXPECT_EQ(vec.json["mode"], "vector");
+  ASSERT_FALSE(vec.json["hits"].empty());
+  EXPECT_EQ(vec.json["hits"][0]["filename"], "rockets.md");
+  EXPECT_EQ(vec.json["hits"][0]["metric"], "cosine_distance");
+  EXPECT_EQ(vec.json["index_status"]["vector"], "ready");
+
+  auto hyb = cli.json({"search", "sourdough", "--kb", "sem", "--mode", "hybrid", "--fusion", "rrf"});
+  ASSERT_EQ(hyb.status, 0) << hyb.err;
+  EXPECT_EQ(hyb.json["mode"], "hybrid");
+  EXPECT_EQ(hyb.json["hits"][0]["filename"], "bread.md");
+  EXPECT_EQ(hyb.json["hits"][0]["metric"], "rrf");
+  EXPECT_TRUE(hyb.json["per_mode"].contains("keyword"));
+  EXPECT_TRUE(hyb.json["per_mode"].contains("vector"));
+
+  // A KB without an embedder: vector is refused with mode_unavailable (exit 12).
+  ASSERT_EQ(cli.json({"kb", "create", "plain"}).status, 0);
+  auto refused = cli.json({"search", "x", "--kb", "plain", "--mode", "vector"});
+  EXPECT_EQ(refused.status, 12);
+  EXPECT_EQ(refused.json["error"]["code"], "mode_unavailable");
+}
+
+}  // namespace
+}  // namespace quarry::e2e
