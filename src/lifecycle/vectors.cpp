@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/kb_config.h"
+#include "core/secret_store.h"
 #include "embed/provider.h"
 #include "quarry/error.h"
 
@@ -21,7 +22,7 @@ embed::ProviderContext provider_context(const std::string& data_dir) {
   embed::ProviderContext c;
   c.data_dir = data_dir;
   c.models_dir = env_or("QUARRY_MODELS_DIR", "");
-  c.secret = [](const std::string& name) { return env_or(name.c_str(), ""); };
+  c.secret = core::secret_lookup(data_dir);  // the encrypted secret store, then the environment
   return c;
 }
 
