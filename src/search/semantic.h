@@ -34,7 +34,7 @@ std::vector<Hit> vector_search(const catalog::Catalog& cat, const std::string& k
 
 struct FusionOptions {
   std::string fusion = "interpolation";  // interpolation | rrf
-  double semantic_ratio = 0.2;           // α: (1 - α)·keyword + α·vector
+  double semantic_ratio = 0.1;           // α: (1 - α)·keyword + α·vector
   int rrf_k = 60;
   double keyword_weight = 1.0;
   double vector_weight = 1.0;

@@ -412,10 +412,18 @@ void VectorDb::Reader::rows(
 }
 
 void VectorDb::Reader::keys(const std::string& kb, const std::string& rev, std::int64_t max_id,
-                            const std::function<void(std::int64_t, const std::string&)>& fn) {
-  Q q(db_.prepare("SELECT id, doc_id FROM vectors WHERE kb = ?1 AND revision = ?2 AND id <= ?3"));
+                            const std::function<void(std::int64_t, const RowMeta&)>& fn) {
+  Q q(
+      db_.prepare("SELECT id, doc_id, chunk_index, chunk_id FROM vectors "
+                  "WHERE kb = ?1 AND revision = ?2 AND id <= ?3"));
   q.bind(1, kb).bind(2, rev).bind(3, max_id);
-  while (q.row()) fn(q.i64(0), q.text(1));
+  RowMeta m;
+  while (q.row()) {
+    m.doc_id = q.text(1);
+    m.chunk_index = static_cast<int>(q.i64(2));
+    m.chunk_id = q.text(3);
+    fn(q.i64(0), m);
+  }
 }
 
 void VectorDb::Reader::docs(const std::string& kb, const std::string& rev, std::int64_t after_seq,

@@ -68,9 +68,9 @@ class VectorDb {
     void rows(const std::string& kb, const std::string& revision, std::int64_t after_id,
               const std::function<void(std::int64_t id, const RowMeta&, const float* v,
                                        std::size_t n)>& fn);
-    // (id, doc_id) of every row with id <= max_id, without touching the vectors.
+    // (id, doc_id, chunk_index, chunk_id) of every row with id <= max_id, without the vectors.
     void keys(const std::string& kb, const std::string& revision, std::int64_t max_id,
-              const std::function<void(std::int64_t, const std::string&)>& fn);
+              const std::function<void(std::int64_t, const RowMeta&)>& fn);
     void docs(const std::string& kb, const std::string& revision, std::int64_t after_seq,
               const std::function<void(const std::string& doc_id, const std::string& json)>& fn);
     void tombstones(const std::string& kb, const std::string& revision, std::int64_t after_seq,

@@ -3,11 +3,13 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <random>
 #include <thread>
 #include <usearch/index_dense.hpp>
@@ -22,8 +24,13 @@ namespace {
 
 constexpr char kMagic[8] = {'Q', 'R', 'Y', 'H', 'N', 'S', 'W', 1};
 constexpr std::uint32_t kVersion = 1;
-// Search/add thread slots reserved in USearch; a search that finds none free retries.
-constexpr std::size_t kThreadSlots = 64;
+// Search/add thread slots (USearch contexts) reserved per index: one per core is enough, as a
+// search never blocks. A search takes the most recently released slot (LIFO), so a sequential
+// caller keeps reusing one warm context instead of USearch's round-robin over all of them.
+std::size_t thread_slots() {
+  static const std::size_t n = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 4, 64);
+  return n;
+}
 
 struct FileHeader {
   char magic[8];
@@ -102,6 +109,32 @@ struct HnswIndex::Impl {
   us::index_dense_t index;
   std::string path;  // memory_mapped_file_t keeps a pointer to it
   std::size_t dims = 0;
+  std::mutex slot_mu;
+  std::vector<std::size_t> free_slots;  // a stack: the last released is taken first
+
+  void reserve(std::size_t members) {
+    index.reserve(us::index_limits_t(members, thread_slots()));
+    std::lock_guard lock(slot_mu);
+    free_slots.clear();
+    for (std::size_t i = thread_slots(); i-- > 0;) free_slots.push_back(i);
+  }
+  std::size_t take_slot() {
+    for (;;) {
+      {
+        std::lock_guard lock(slot_mu);
+        if (!free_slots.empty()) {
+          std::size_t s = free_slots.back();
+          free_slots.pop_back();
+          return s;
+        }
+      }
+      std::this_thread::yield();  // every slot is in use by concurrent searches
+    }
+  }
+  void give_slot(std::size_t s) {
+    std::lock_guard lock(slot_mu);
+    free_slots.push_back(s);
+  }
 };
 
 HnswIndex::HnswIndex(std::unique_ptr<Impl> impl, bool view) : impl_(std::move(impl)), view_(view) {}
@@ -114,7 +147,7 @@ std::unique_ptr<HnswIndex> HnswIndex::create(std::size_t dims, const HnswParams&
   auto impl = std::make_unique<Impl>();
   impl->index = std::move(made.index);
   impl->dims = dims;
-  impl->index.reserve(us::index_limits_t(0, kThreadSlots));
+  impl->reserve(0);
   return std::unique_ptr<HnswIndex>(new HnswIndex(std::move(impl), false));
 }
 
@@ -158,7 +191,7 @@ std::unique_ptr<HnswIndex> HnswIndex::open(const std::string& path, std::size_t 
   impl->index.change_metric(metric_for(dims, p.quantization));
   impl->index.change_expansion_search(p.expansion_search);
   impl->index.change_expansion_add(p.expansion_add);
-  impl->index.reserve(us::index_limits_t(impl->index.capacity(), kThreadSlots));
+  impl->reserve(impl->index.capacity());
   if (stamp) *stamp = {h.epoch, h.seq, h.max_id};
   return std::unique_ptr<HnswIndex>(new HnswIndex(std::move(impl), view));
 }
@@ -171,10 +204,10 @@ void HnswIndex::add(const std::uint64_t* keys, const float* vectors, std::size_t
                     unsigned threads) {
   auto& index = impl_->index;
   std::size_t need = index.size() + n;
-  if (need > index.capacity())
-    index.reserve(us::index_limits_t(std::max(need, index.capacity() * 3 / 2), kThreadSlots));
+  if (need > index.capacity()) impl_->reserve(std::max(need, index.capacity() * 3 / 2));
   std::size_t dims = impl_->dims;
-  threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(kThreadSlots)));
+  // Adds never overlap searches (the caller holds its scope exclusively): slots 0.. are free.
+  threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(thread_slots())));
   std::atomic<std::size_t> next{0};
   std::atomic<bool> failed{false};
   std::string error;
@@ -206,20 +239,19 @@ std::vector<std::pair<std::uint64_t, float>> HnswIndex::search(
     bool exact) const {
   std::vector<std::pair<std::uint64_t, float>> out;
   if (k == 0 || impl_->index.size() == 0) return out;
-  for (;;) {
-    auto any = us::index_dense_t::any_thread();
-    auto r = allow ? impl_->index.filtered_search(query, k, allow, any, exact)
-                   : impl_->index.search(query, k, any, exact);
-    if (!r) {
-      // Every thread slot is in use by concurrent searches: wait for one.
-      std::this_thread::yield();
-      continue;
-    }
-    out.reserve(r.size());
-    for (std::size_t i = 0; i < r.size(); ++i)
-      out.emplace_back(static_cast<std::uint64_t>(r[i].member.key), r[i].distance);
-    return out;
-  }
+  std::size_t slot = impl_->take_slot();
+  struct Release {
+    Impl& impl;
+    std::size_t slot;
+    ~Release() { impl.give_slot(slot); }
+  } release{*impl_, slot};
+  auto r = allow ? impl_->index.filtered_search(query, k, allow, slot, exact)
+                 : impl_->index.search(query, k, slot, exact);
+  if (!r) throw Error(Code::internal, std::string("usearch search: ") + r.error.what());
+  out.reserve(r.size());
+  for (std::size_t i = 0; i < r.size(); ++i)
+    out.emplace_back(static_cast<std::uint64_t>(r[i].member.key), r[i].distance);
+  return out;
 }
 
 void HnswIndex::save(const std::string& path, const IndexStamp& stamp) const {

@@ -25,8 +25,9 @@ struct Scored {
 };
 
 // Exact k nearest rows of a contiguous row-major matrix (rows x dims, normalised), best first,
-// ties to the lower row. `allow` (may be empty) restricts the rows considered. Large matrices are
-// split over `threads` threads: a scan is bound by memory bandwidth, which one core cannot use up.
+// ties to the lower row. `allow` (may be empty) restricts the rows considered. An unfiltered scan
+// scores four rows per pass over the query. Large matrices are split over `threads` threads of a
+// pool kept for the process (a scan is bound by memory bandwidth, which one core cannot use up).
 std::vector<Scored> scan_topk(const float* query, const float* matrix, std::size_t rows,
                               std::size_t dims, std::size_t k,
                               const std::function<bool(std::size_t)>& allow = {},

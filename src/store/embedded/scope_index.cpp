@@ -118,7 +118,7 @@ void ScopeIndex::reset() {
   dead_.clear();
   keys_loaded_ = false;
   docs_loaded_ = false;
-  key_doc_.clear();
+  keys_.clear();
   unsaved_ = 0;
 }
 
@@ -154,10 +154,10 @@ void ScopeIndex::set_doc(const std::string& doc_id, const std::string& json) {
   doc_meta_[doc_ordinal(doc_id)] = meta.is_discarded() ? nlohmann::json::object() : meta;
 }
 
-bool ScopeIndex::current(const std::optional<ScopeRow>& row, bool need_keys) const {
+bool ScopeIndex::current(const std::optional<ScopeRow>& row, bool need_docs, bool need_keys) const {
   if (!loaded_ || !row) return false;
-  return row->epoch == epoch_ && row->seq == seq_ &&
-         (!need_keys || (docs_loaded_ && (!index_ || keys_loaded_)));
+  return row->epoch == epoch_ && row->seq == seq_ && (!need_docs || docs_loaded_) &&
+         (!need_keys || !index_ || keys_loaded_);
 }
 
 void ScopeIndex::full_load(const ScopeRow& row, VectorDb::Reader& r) {
@@ -170,21 +170,27 @@ void ScopeIndex::full_load(const ScopeRow& row, VectorDb::Reader& r) {
     mem_.add(id, doc_ordinal(m.doc_id), m, v, n);
     max_id_ = std::max(max_id_, id);
   };
-  if (r.count(kb_, revision_) >= settings_.hnsw_threshold) {
-    IndexStamp st;
-    std::string why;
-    auto idx =
-        HnswIndex::open(path_, static_cast<std::size_t>(dims_), settings_.hnsw, true, &st, &why);
-    if (idx && st.epoch == row.epoch && st.seq >= row.tomb_floor && st.seq <= row.seq) {
-      index_ = std::move(idx);
-      stamp_ = st;
-      max_id_ = st.max_id;
-      r.tombstones(kb_, revision_, st.seq, [&](std::int64_t id) {
-        if (id <= st.max_id) dead_.insert(static_cast<std::uint64_t>(id));
-      });
-      r.rows(kb_, revision_, st.max_id, add_row);
-      return;
-    }
+  // Try the index file first (a missing one fails at fopen): its stamp, the tombstones and the
+  // delta give the live row count without counting the scope's rows in SQLite.
+  IndexStamp st;
+  std::string why;
+  auto idx =
+      HnswIndex::open(path_, static_cast<std::size_t>(dims_), settings_.hnsw, true, &st, &why);
+  if (idx && st.epoch == row.epoch && st.seq >= row.tomb_floor && st.seq <= row.seq) {
+    index_ = std::move(idx);
+    stamp_ = st;
+    max_id_ = st.max_id;
+    r.tombstones(kb_, revision_, st.seq, [&](std::int64_t id) {
+      if (id <= st.max_id) dead_.insert(static_cast<std::uint64_t>(id));
+    });
+    r.rows(kb_, revision_, st.max_id, add_row);
+    auto live = static_cast<std::int64_t>(index_->size() - dead_.size() + mem_.ids.size());
+    if (live >= settings_.hnsw_threshold) return;
+    reset();  // the scope shrank below the threshold: exact mode
+    loaded_ = true;
+    epoch_ = row.epoch;
+    seq_ = row.seq;
+    dims_ = row.dims;
   }
   // Exact mode, or no usable index file: everything into memory; maybe_extend() builds.
   r.rows(kb_, revision_, 0, add_row);
@@ -207,15 +213,16 @@ void ScopeIndex::incremental(const ScopeRow& row, VectorDb::Reader& r) {
 }
 
 void ScopeIndex::load_keys(VectorDb::Reader& r) {
-  key_doc_.clear();
-  key_doc_.reserve(index_->size());
-  r.keys(kb_, revision_, stamp_.max_id, [&](std::int64_t id, const std::string& doc) {
-    key_doc_[static_cast<std::uint64_t>(id)] = doc_ordinal(doc);
+  keys_.clear();
+  keys_.reserve(index_->size());
+  r.keys(kb_, revision_, stamp_.max_id, [&](std::int64_t id, const RowMeta& m) {
+    auto key = static_cast<std::uint64_t>(id);
+    if (!dead_.count(key)) keys_[key] = {doc_ordinal(m.doc_id), m.chunk_index, m.chunk_id};
   });
   keys_loaded_ = true;
 }
 
-void ScopeIndex::refresh(bool need_keys) {
+void ScopeIndex::refresh(bool need_docs, bool need_keys) {
   db_.read([&](VectorDb::Reader& r) {
     auto row = r.scope(kb_, revision_);
     if (!row) {
@@ -230,7 +237,7 @@ void ScopeIndex::refresh(bool need_keys) {
     ++version_;
     // Metadata and the key -> document map serve filters only: a cold unfiltered query
     // never parses the documents' json.
-    if (need_keys && !docs_loaded_) {
+    if (need_docs && !docs_loaded_) {
       r.docs(kb_, revision_, -1,
              [&](const std::string& d, const std::string& j) { set_doc(d, j); });
       docs_loaded_ = true;
@@ -281,23 +288,25 @@ void ScopeIndex::maybe_extend() {
     auto copy = HnswIndex::open(path_, dims, settings_.hnsw, false, &st, nullptr);
     if (!copy || st.epoch != stamp_.epoch || st.seq != stamp_.seq || st.max_id != stamp_.max_id) {
       loaded_ = false;  // the file changed under us: start over from the db
-      return refresh(keys_loaded_);
+      return refresh(docs_loaded_, keys_loaded_);
     }
     index_ = std::move(copy);
   }
   for (auto key : dead_) {
     index_->remove(key);
-    key_doc_.erase(key);
+    keys_.erase(key);
   }
   dead_.clear();
   std::vector<std::uint64_t> keys(mem_.ids.begin(), mem_.ids.end());
   index_->add(keys.data(), mem_.matrix.data(), keys.size(), settings_.threads);
   if (build) {
-    key_doc_.clear();
+    keys_.clear();
+    keys_.reserve(keys.size());
     keys_loaded_ = true;
   }
   if (keys_loaded_)
-    for (std::size_t i = 0; i < keys.size(); ++i) key_doc_[keys[i]] = mem_.doc[i];
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      keys_[keys[i]] = {mem_.doc[i], mem_.meta[i].chunk_index, std::move(mem_.meta[i].chunk_id)};
   unsaved_ += keys.size();
   stamp_ = {epoch_, seq_, max_id_};
   mem_.clear();
@@ -322,8 +331,8 @@ std::shared_ptr<ScopeIndex::FilterEntry> ScopeIndex::filter_entry(const core::Fi
     e->match[d] = core::filter_matches(f, doc_meta_[d]) ? 1 : 0;
   if (index_) {
     std::int64_t n = 0;
-    for (const auto& [k, d] : key_doc_)
-      if (e->match[d] && !dead_.count(k)) ++n;
+    for (const auto& [k, km] : keys_)
+      if (e->match[km.doc] && !dead_.count(k)) ++n;
     e->allowed_index = n;
   }
   filters_.push_front(e);
@@ -346,8 +355,8 @@ std::vector<StoreHit> ScopeIndex::search(const std::vector<float>& q, std::size_
     if (match)
       key_ok = [&](std::uint64_t key) {
         if (dead_.count(key)) return false;
-        auto it = key_doc_.find(key);
-        return it != key_doc_.end() && (*match)[it->second] != 0;
+        auto it = keys_.find(key);
+        return it != keys_.end() && (*match)[it->second.doc] != 0;
       };
     else if (!dead_.empty())
       key_ok = [&](std::uint64_t key) { return dead_.count(key) == 0; };
@@ -365,23 +374,37 @@ std::vector<StoreHit> ScopeIndex::search(const std::vector<float>& q, std::size_
   });
   if (cands.size() > k) cands.resize(k);
   std::vector<StoreHit> hits;
-  auto emit = [&](const RowMeta& m, float distance) {
+  hits.reserve(cands.size());
+  auto emit = [&](const std::string& doc_id, int chunk_index, const std::string& chunk_id,
+                  float distance) {
     StoreHit h;
-    h.doc_id = m.doc_id;
-    h.chunk_index = m.chunk_index;
-    h.chunk_id = m.chunk_id;
+    h.doc_id = doc_id;
+    h.chunk_index = chunk_index;
+    h.chunk_id = chunk_id;
     h.raw_score = std::clamp(static_cast<double>(distance), 0.0, 2.0);
     h.score = cosine_score(h.raw_score);
     hits.push_back(std::move(h));
   };
+  auto emit_mem = [&](const Candidate& c) {
+    const auto& m = mem_.meta[static_cast<std::size_t>(c.mem_row)];
+    emit(m.doc_id, m.chunk_index, m.chunk_id, c.distance);
+  };
   bool any_index =
       std::any_of(cands.begin(), cands.end(), [](const Candidate& c) { return c.mem_row < 0; });
-  if (!any_index) {
-    for (const auto& c : cands) emit(mem_.meta[static_cast<std::size_t>(c.mem_row)], c.distance);
+  if (!any_index || keys_loaded_) {
+    for (const auto& c : cands) {
+      if (c.mem_row >= 0) {
+        emit_mem(c);
+      } else if (auto it = keys_.find(static_cast<std::uint64_t>(c.id)); it != keys_.end()) {
+        const auto& km = it->second;
+        emit(doc_ids_[km.doc], km.chunk_index, km.chunk_id, c.distance);
+      }
+    }
     return hits;
   }
-  // Index keys carry no metadata in memory (a cold reader never loads it): look the few hits
-  // up by rowid. A row deleted since our refresh is simply not returned.
+  // A cold reader's first query: the index keys' metadata is not in memory yet (a one-shot
+  // process never loads it), so look the few hits up by rowid. A row deleted since our refresh
+  // is simply not returned.
   std::vector<std::int64_t> keys;
   for (const auto& c : cands)
     if (c.mem_row < 0) keys.push_back(c.id);
@@ -389,9 +412,9 @@ std::vector<StoreHit> ScopeIndex::search(const std::vector<float>& q, std::size_
   std::size_t next = 0;
   for (const auto& c : cands) {
     if (c.mem_row >= 0)
-      emit(mem_.meta[static_cast<std::size_t>(c.mem_row)], c.distance);
+      emit_mem(c);
     else if (const auto& m = metas[next++])
-      emit(*m, c.distance);
+      emit(m->doc_id, m->chunk_index, m->chunk_id, c.distance);
   }
   return hits;
 }
@@ -406,13 +429,16 @@ std::vector<StoreHit> ScopeIndex::query(const Query& q, int scope_dims) {
   std::vector<float> v = q.vector;
   normalize(v.data(), v.size());
   auto k = static_cast<std::size_t>(q.top_k);
-  bool need_keys = !q.filter.empty();
+  // Filters need every document's metadata; any query after a scope's first needs the index
+  // keys' metadata (loaded once, so that later queries never look hits up in SQLite).
+  bool need_docs = !q.filter.empty();
+  bool need_keys = need_docs || queries_.fetch_add(1, std::memory_order_relaxed) > 0;
   {
     std::shared_lock lock(mu_);
-    if (current(row, need_keys)) return search(v, k, q.filter);
+    if (current(row, need_docs, need_keys)) return search(v, k, q.filter);
   }
   std::unique_lock lock(mu_);
-  refresh(need_keys);
+  refresh(need_docs, need_keys);
   if (epoch_ == 0) return {};  // deleted meanwhile
   if (v.size() != static_cast<std::size_t>(dims_)) mismatch(v.size(), dims_);
   return search(v, k, q.filter);

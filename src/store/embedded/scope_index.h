@@ -17,11 +17,17 @@
 //   * The index file on disk is shared: a reader maps it (view) and applies the delta from the
 //     db; it is stale when its epoch differs or tombstones it would need were purged
 //     (stamp.seq < tomb_floor), corrupt when its header or USearch rejects it; both rebuild.
+//   * Queries answer from memory: the (kb, revision) scope row is the only SQLite read of a query
+//     that finds nothing new. Index keys map to (doc, chunk_index, chunk_id) through `keys_`,
+//     loaded on a scope's second query (or first filtered one) or filled by an in-process build;
+//     only a cold reader's first query looks its few hits up by rowid, so a one-shot process
+//     never reads every row's metadata.
 //   * Filters are evaluated once per document (core::filter_matches on the cached metadata) and
 //     cached per filter; selective filters (few allowed chunks) scan the allowed set exactly,
 //     others use a USearch predicate, falling back to exact when HNSW finds fewer than k.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <list>
 #include <memory>
@@ -74,6 +80,11 @@ class ScopeIndex {
     bool remove(std::int64_t id, std::size_t dims);
     void clear();
   };
+  struct KeyMeta {  // what a hit from the index needs besides its key
+    std::uint32_t doc = 0;
+    int chunk_index = 0;
+    std::string chunk_id;
+  };
   struct FilterEntry {
     std::string key;
     std::uint64_t version = 0;
@@ -81,8 +92,9 @@ class ScopeIndex {
     std::int64_t allowed_index = -1;  // allowed live keys in the index (-1: not counted)
   };
 
-  bool current(const std::optional<ScopeRow>& row, bool need_keys) const;
-  void refresh(bool need_keys);  // caller holds mu_ exclusively
+  // need_docs: every document's metadata (filters); need_keys: the index keys' `keys_`.
+  bool current(const std::optional<ScopeRow>& row, bool need_docs, bool need_keys) const;
+  void refresh(bool need_docs, bool need_keys);  // caller holds mu_ exclusively
   void full_load(const ScopeRow& row, VectorDb::Reader& r);
   void incremental(const ScopeRow& row, VectorDb::Reader& r);
   void build_index_from_db(const ScopeRow& row, VectorDb::Reader& r);
@@ -116,7 +128,8 @@ class ScopeIndex {
   IndexStamp stamp_;
   std::unordered_set<std::uint64_t> dead_;
   bool keys_loaded_ = false;
-  std::unordered_map<std::uint64_t, std::uint32_t> key_doc_;  // index key -> doc ordinal
+  std::unordered_map<std::uint64_t, KeyMeta> keys_;  // every live index key
+  std::atomic<std::uint64_t> queries_{0};
   std::size_t unsaved_ = 0;  // rows added to the index since it was last written
   int rebuilds_ = 0;
 
