@@ -206,5 +206,35 @@ TEST_F(EngineTest, UnknownProviderOrStoreIsRefusedAtCreate) {
   EXPECT_TRUE(engine->list_kbs().empty());
 }
 
+TEST_F(EngineTest, PluginEmbeddingModeNeedsAStoreThatEmbedsOnWrite) {
+  std::string message;
+  EXPECT_EQ(code_of(
+                [&] {
+                  engine->create_kb(
+                      "p", R"({"embedder": "hash", "store": {"id": "embedded",
+                               "embedding_mode": "plugin"}})");
+                },
+                nullptr, &message),
+            Code::invalid_argument);
+  EXPECT_NE(message.find("embeds on write"), std::string::npos) << message;
+  // platform and auto work with the embedded store (auto = platform: it does not embed).
+  engine->create_kb("q", R"({"embedder": "hash", "store": {"embedding_mode": "auto"}})");
+  EXPECT_EQ(engine->ingest_bytes("q", "a.md", kCats, {}).vector_status, "ready");
+}
+
+TEST_F(EngineTest, OperatorEmbeddingModeComesFromTheEnvironment) {
+  ::setenv("QUARRY_EMBEDDING_MODE", "plugin", 1);
+  Code c = code_of([&] { engine->create_kb("e", R"({"embedder": "hash"})"); });
+  ::unsetenv("QUARRY_EMBEDDING_MODE");
+  EXPECT_EQ(c, Code::invalid_argument);
+  // A KB's own setting overrides the operator default.
+  ::setenv("QUARRY_EMBEDDING_MODE", "plugin", 1);
+  c = code_of([&] {
+    engine->create_kb("f", R"({"embedder": "hash", "store": {"embedding_mode": "platform"}})");
+  });
+  ::unsetenv("QUARRY_EMBEDDING_MODE");
+  EXPECT_EQ(c, Code::ok);
+}
+
 }  // namespace
 }  // namespace quarry::lifecycle::testing_support
