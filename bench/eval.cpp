@@ -168,10 +168,11 @@ int run_eval(const Args& args) {
   Metrics peer = args.kv.count("no-peer") ? Metrics{} : evaluate(ds, run_plain_fts5(ds));
 
   std::printf("dataset %s (%zu docs, %zu queries), profile %s, k1 %.2f b %.2f w_title %.2f\n",
-              ds.name.c_str(), ds.corpus.size(), ds.queries.size(), profile.c_str(),
-              params.bm25.k1, params.bm25.b, params.bm25.w_title);
-  std::printf("| system | nDCG@10 | recall@100 | MRR@10 | p50 ms (top %d) |\n|---|---|---|---|---|\n",
-              depth);
+              ds.name.c_str(), ds.corpus.size(), ds.queries.size(), profile.c_str(), params.bm25.k1,
+              params.bm25.b, params.bm25.w_title);
+  std::printf(
+      "| system | nDCG@10 | recall@100 | MRR@10 | p50 ms (top %d) |\n|---|---|---|---|---|\n",
+      depth);
   for (const auto& row : rows) {
     Metrics m = evaluate(ds, row.ranked);
     std::printf("| %s | %.4f | %.4f | %.4f | %.2f |\n", row.label.c_str(), m.ndcg10, m.recall100,
@@ -181,12 +182,22 @@ int run_eval(const Args& args) {
               peer.recall100, peer.mrr10);
   for (const auto& row : rows) {
     Metrics m = evaluate(ds, row.ranked);
-    json line = {{"bench", "eval"},       {"dataset", ds.name},       {"system", row.label},
-                 {"mode", mode},          {"embedder", embedder},     {"profile", profile},
-                 {"k1", params.bm25.k1},  {"b", params.bm25.b},       {"ndcg10", m.ndcg10},
-                 {"recall100", m.recall100}, {"mrr10", m.mrr10},      {"fts5_ndcg10", peer.ndcg10},
-                 {"fts5_recall100", peer.recall100}, {"fts5_mrr10", peer.mrr10},
-                 {"p50_ms", percentile(row.lat, 50)}, {"ingest_s", ingest_s}};
+    json line = {{"bench", "eval"},
+                 {"dataset", ds.name},
+                 {"system", row.label},
+                 {"mode", mode},
+                 {"embedder", embedder},
+                 {"profile", profile},
+                 {"k1", params.bm25.k1},
+                 {"b", params.bm25.b},
+                 {"ndcg10", m.ndcg10},
+                 {"recall100", m.recall100},
+                 {"mrr10", m.mrr10},
+                 {"fts5_ndcg10", peer.ndcg10},
+                 {"fts5_recall100", peer.recall100},
+                 {"fts5_mrr10", peer.mrr10},
+                 {"p50_ms", percentile(row.lat, 50)},
+                 {"ingest_s", ingest_s}};
     std::cout << line.dump() << "\n";
   }
   return 0;

@@ -53,7 +53,7 @@ struct StoreConfig {
 // Hybrid search defaults (SPEC §4); a request may override them.
 struct HybridConfig {
   std::string fusion = "interpolation";  // interpolation | rrf
-  double semantic_ratio = 0.1;           // α of (1 - α)·keyword + α·vector (measured: docs/benchmarks.md)
+  double semantic_ratio = 0.1;  // α of (1 - α)·keyword + α·vector (measured: docs/benchmarks.md)
   int rrf_k = 60;
   double keyword_weight = 1.0;  // per-mode RRF weights
   double vector_weight = 1.0;

@@ -81,8 +81,8 @@ struct SearchRequest {
   std::string query;
   std::string mode = "keyword";  // keyword | grep | vector | hybrid | auto
   // Hybrid overrides of the KB's `hybrid` config; unset = the KB's setting.
-  std::optional<std::string> fusion;       // interpolation | rrf
-  std::optional<double> semantic_ratio;    // 0..1
+  std::optional<std::string> fusion;     // interpolation | rrf
+  std::optional<double> semantic_ratio;  // 0..1
   int top_k = 10;
   double min_score = 0;
   std::string filter_json;  // §4 filter language; "" = none

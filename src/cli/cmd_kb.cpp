@@ -47,8 +47,8 @@ void print_kb_human(const KbInfo& k) {
     std::cout << "\n";
   }
   std::cout << "  embedder: " << (c.embedder.provider.empty() ? "none" : c.embedder.provider)
-            << "   store: " << c.store.id << "   hybrid: " << c.hybrid.fusion
-            << " (semantic ratio " << c.hybrid.semantic_ratio << ")\n";
+            << "   store: " << c.store.id << "   hybrid: " << c.hybrid.fusion << " (semantic ratio "
+            << c.hybrid.semantic_ratio << ")\n";
   std::cout << "  index: keyword " << k.index_status.keyword << ", vector " << k.index_status.vector
             << "\n  created " << k.created_at << ", updated " << k.updated_at << "\n";
 }

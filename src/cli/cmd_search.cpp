@@ -58,8 +58,9 @@ void add_search_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
   search->add_option("--filter", sr->filter_json, "Metadata filter (JSON, §4 language, or @file)");
   search->add_option("--fusion", sr->fusion, "Hybrid fusion: interpolation | rrf")
       ->check(CLI::IsMember({"interpolation", "rrf"}));
-  search->add_option("--semantic-ratio", sr->semantic_ratio,
-                     "Hybrid interpolation weight of the vector side (0-1)")
+  search
+      ->add_option("--semantic-ratio", sr->semantic_ratio,
+                   "Hybrid interpolation weight of the vector side (0-1)")
       ->check(CLI::Range(0.0, 1.0));
   search->add_flag("--advanced", sr->advanced,
                    "FTS5 query syntax: \"phrases\", AND/OR/NOT, prefix*, NEAR()");

@@ -275,8 +275,8 @@ json kb_config_to_json(const KbConfig& c) {
       {"store",
        {{"id", c.store.id},
         {"settings", json::parse(c.store.settings_json)},
-        {"embedding_mode", c.store.embedding_mode.empty() ? json(nullptr)
-                                                          : json(c.store.embedding_mode)}}},
+        {"embedding_mode",
+         c.store.embedding_mode.empty() ? json(nullptr) : json(c.store.embedding_mode)}}},
       {"hybrid",
        {{"fusion", c.hybrid.fusion},
         {"semantic_ratio", c.hybrid.semantic_ratio},

@@ -71,8 +71,8 @@ KbVectors& Vectors::for_kb(const std::string& kb, const KbConfig& config) {
     v->store = &store_for(config);
     if (mode == "plugin" && !v->store->capabilities().embeds_on_write)
       throw Error(Code::invalid_argument,
-                  "embedding mode 'plugin' needs a store that embeds on write; '" +
-                      v->store->id() + "' does not (use platform or auto)",
+                  "embedding mode 'plugin' needs a store that embeds on write; '" + v->store->id() +
+                      "' does not (use platform or auto)",
                   {{"field", "store.embedding_mode"}});
     v->scope.kb = kb;
     v->scope.dimensions = v->provider->dimensions();
@@ -113,8 +113,7 @@ bool Vectors::has_document(const std::string& kb, const KbConfig& config,
   return v.provider && v.store && v.store->has(v.scope, doc_id);
 }
 
-std::string Vectors::kb_status(const std::string& kb, const KbConfig& config,
-                               std::int64_t chunks) {
+std::string Vectors::kb_status(const std::string& kb, const KbConfig& config, std::int64_t chunks) {
   KbVectors& v = for_kb(kb, config);
   if (!v.provider || !v.store || chunks == 0) return "not_built";
   return v.store->count(v.scope) >= chunks ? "ready" : "not_built";

@@ -8,8 +8,8 @@
 #include <unordered_set>
 
 #include "core/util.h"
-#include "search/hits.h"
 #include "quarry/error.h"
+#include "search/hits.h"
 
 namespace quarry::search {
 namespace {

@@ -12,8 +12,12 @@
 
 namespace quarry::search {
 
-int fusion_depth(int top_k) { return std::max(50, top_k * 2); }
-int vector_fusion_depth(int top_k) { return std::min(1000, std::max(200, top_k * 4)); }
+int fusion_depth(int top_k) {
+  return std::max(50, top_k * 2);
+}
+int vector_fusion_depth(int top_k) {
+  return std::min(1000, std::max(200, top_k * 4));
+}
 
 void fill_missing_snippets(const catalog::Catalog& cat, const std::string& kb,
                            const std::string& query, std::vector<Hit>& hits) {
@@ -81,7 +85,9 @@ struct Scaled {
 
 // What interpolation scales: BM25's raw score for keyword hits; for vector hits the [0, 1]
 // score, which orders as the cosine distance does (reversed) and is higher-is-better.
-double fusion_value(const Hit& h, bool is_keyword) { return is_keyword ? h.raw_score : h.score; }
+double fusion_value(const Hit& h, bool is_keyword) {
+  return is_keyword ? h.raw_score : h.score;
+}
 
 Scaled scale_of(const std::vector<Hit>& list, bool is_keyword) {
   Scaled s;
@@ -105,8 +111,7 @@ std::vector<Hit> fuse(const std::vector<Hit>& keyword, const std::vector<Hit>& v
   std::vector<std::string> order;  // first appearance, for deterministic ties
   const bool rrf = o.fusion == "rrf";
   const double alpha = o.semantic_ratio;
-  const double rrf_max =
-      o.keyword_weight / (o.rrf_k + 1.0) + o.vector_weight / (o.rrf_k + 1.0);
+  const double rrf_max = o.keyword_weight / (o.rrf_k + 1.0) + o.vector_weight / (o.rrf_k + 1.0);
 
   auto add = [&](const std::vector<Hit>& list, bool is_keyword) {
     const Scaled sc = scale_of(list, is_keyword);

@@ -264,8 +264,7 @@ TEST(KbConfigEmbedding, BadValuesNameTheirField) {
   EXPECT_EQ(config_error(R"({"store": {"embedding_mode": "sometimes"}})").second,
             "store.embedding_mode");
   EXPECT_EQ(config_error(R"({"store": {"id": ""}})").second, "store.id");
-  EXPECT_EQ(config_error(R"({"hybrid": {"semantic_ratio": 1.5}})").second,
-            "hybrid.semantic_ratio");
+  EXPECT_EQ(config_error(R"({"hybrid": {"semantic_ratio": 1.5}})").second, "hybrid.semantic_ratio");
   EXPECT_EQ(config_error(R"({"hybrid": {"fusion": "max"}})").second, "hybrid.fusion");
   EXPECT_EQ(config_error(R"({"hybrid": {"rrf_k": 0}})").second, "hybrid.rrf_k");
   EXPECT_EQ(config_error(R"({"hybrid": {"keyword_weight": 0, "vector_weight": 0}})").second,
@@ -285,7 +284,7 @@ TEST(Revision, ChangesWithWhatChangesVectorsOnly) {
   KbConfig c = a;
   c.revision = 1;
   EXPECT_NE(revision(c, "hash|256"), base);  // manual counter
-  KbConfig d = a;  // settings that do not change vectors
+  KbConfig d = a;                            // settings that do not change vectors
   d.description = "other";
   d.hybrid.semantic_ratio = 0.9;
   d.store.embedding_mode = "platform";

@@ -526,7 +526,8 @@ TEST_F(CliTest, EmbedderKbServesVectorAndHybridAcrossProcesses) {
   EXPECT_EQ(vec.json["hits"][0]["metric"], "cosine_distance");
   EXPECT_EQ(vec.json["index_status"]["vector"], "ready");
 
-  auto hyb = cli.json({"search", "sourdough", "--kb", "sem", "--mode", "hybrid", "--fusion", "rrf"});
+  auto hyb =
+      cli.json({"search", "sourdough", "--kb", "sem", "--mode", "hybrid", "--fusion", "rrf"});
   ASSERT_EQ(hyb.status, 0) << hyb.err;
   EXPECT_EQ(hyb.json["mode"], "hybrid");
   EXPECT_EQ(hyb.json["hits"][0]["filename"], "bread.md");

@@ -8,7 +8,8 @@ namespace quarry::lifecycle::testing_support {
 namespace {
 using nlohmann::json;
 
-const char* kCats = "Cats purr and sleep most of the day; a kitten chases yarn and naps in sunlight.";
+const char* kCats =
+    "Cats purr and sleep most of the day; a kitten chases yarn and naps in sunlight.";
 const char* kRockets =
     "Rockets burn liquid oxygen and kerosene; the launch vehicle reaches orbit after staging.";
 const char* kBread =
@@ -177,8 +178,7 @@ TEST_F(EngineTest, WithoutAnEmbedderVectorIsAnErrorAndAutoDegradesToKeyword) {
 }
 
 TEST_F(EngineTest, AMissingModelKeepsDocumentsAndDegradesHybrid) {
-  engine->create_kb(
-      "m", R"({"embedder": {"provider": "static:no-such-model",
+  engine->create_kb("m", R"({"embedder": {"provider": "static:no-such-model",
                "settings": {"model_dir": "/nonexistent/model"}}, "store": "memory"})");
   auto item = engine->ingest_bytes("m", "cats.md", kCats, {});
   EXPECT_EQ(item.status, "added");
@@ -210,8 +210,7 @@ TEST_F(EngineTest, PluginEmbeddingModeNeedsAStoreThatEmbedsOnWrite) {
   std::string message;
   EXPECT_EQ(code_of(
                 [&] {
-                  engine->create_kb(
-                      "p", R"({"embedder": "hash", "store": {"id": "embedded",
+                  engine->create_kb("p", R"({"embedder": "hash", "store": {"id": "embedded",
                                "embedding_mode": "plugin"}})");
                 },
                 nullptr, &message),
