@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "core/util.h"
 #include "embed/static/wordpiece.h"
 
 namespace quarry::embed {
@@ -128,24 +129,6 @@ char32_t next_cp(std::string_view s, std::size_t& i) {
   return c;
 }
 
-void append_utf8(std::string& out, char32_t c) {
-  if (c < 0x80) {
-    out.push_back(static_cast<char>(c));
-  } else if (c < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (c >> 6)));
-    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  } else if (c < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (c >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (c >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  }
-}
-
 }  // namespace
 
 void bert_pre_tokenize(std::string_view text, const BertNormalizerOptions& opt, std::string& word,
@@ -171,11 +154,11 @@ void bert_pre_tokenize(std::string_view text, const BertNormalizerOptions& opt, 
     if (is_punct(c) || (opt.handle_chinese_chars && c >= 0x3400 && in(kCjk, std::size(kCjk), c))) {
       flush();
       single.clear();
-      append_utf8(single, c);
+      core::append_utf8(single, c);
       emit(single);
       continue;
     }
-    append_utf8(word, c);
+    core::append_utf8(word, c);
   }
   flush();
 }

@@ -1,11 +1,12 @@
 // WordPiece (greedy longest-match-first, as Hugging Face tokenizers and BERT do it).
 #include "embed/static/wordpiece.h"
 
-#include <fstream>
 #include <cstring>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/util.h"
 #include "quarry/error.h"
 
 namespace quarry::embed {
@@ -53,10 +54,14 @@ bool read_string(std::string_view t, std::size_t& i, std::string* out) {
         for (int k = 0; k < 4; ++k) {
           char h = t[i++];
           *v <<= 4;
-          if (h >= '0' && h <= '9') *v |= static_cast<std::uint32_t>(h - '0');
-          else if (h >= 'a' && h <= 'f') *v |= static_cast<std::uint32_t>(h - 'a' + 10);
-          else if (h >= 'A' && h <= 'F') *v |= static_cast<std::uint32_t>(h - 'A' + 10);
-          else return false;
+          if (h >= '0' && h <= '9')
+            *v |= static_cast<std::uint32_t>(h - '0');
+          else if (h >= 'a' && h <= 'f')
+            *v |= static_cast<std::uint32_t>(h - 'a' + 10);
+          else if (h >= 'A' && h <= 'F')
+            *v |= static_cast<std::uint32_t>(h - 'A' + 10);
+          else
+            return false;
         }
         return true;
       };
@@ -68,23 +73,7 @@ bool read_string(std::string_view t, std::size_t& i, std::string* out) {
         if (!hex4(&lo)) return false;
         cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
       }
-      if (out) {
-        if (cp < 0x80) {
-          out->push_back(static_cast<char>(cp));
-        } else if (cp < 0x800) {
-          out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-          out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-        } else if (cp < 0x10000) {
-          out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-          out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-          out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-        } else {
-          out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-          out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-          out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-          out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-        }
-      }
+      if (out) core::append_utf8(*out, cp);
       continue;
     }
     const char* from = "\"\\/bfnrt";
