@@ -139,7 +139,7 @@ int run_eval(const Args& args) {
     rows.push_back(std::move(row));
   } else {
     std::vector<double> ratios =
-        mode == "hybrid" ? parse_list(args.get("alphas", "0.2")) : std::vector<double>{1.0};
+        mode == "hybrid" ? parse_list(args.get("alphas", "0.1")) : std::vector<double>{1.0};
     const std::string fusion = args.get("fusion", "interpolation");
     for (double alpha : ratios) {
       Row row;

@@ -187,6 +187,19 @@ KbStats Catalog::kb_stats(const std::string& name) const {
   return KbStats{s.i64(0), s.i64(1), s.i64(2), s.i64(3)};
 }
 
+std::int64_t Catalog::chunk_count(const std::string& name) const {
+  Stmt s(db_, "SELECT id, generation FROM kbs WHERE name = ?");
+  s.bind(1, name);
+  if (!s.step()) get_kb(name);  // throws not_found
+  const std::int64_t id = s.i64(0), generation = s.i64(1);
+  auto it = chunk_counts_.find(id);
+  if (it != chunk_counts_.end() && it->second.first == generation) return it->second.second;
+  Stmt n(db_, "SELECT COALESCE(SUM(chunk_count), 0) FROM documents WHERE kb_id = ?");
+  n.bind(1, id).step();
+  chunk_counts_[id] = {generation, n.i64(0)};
+  return n.i64(0);
+}
+
 std::optional<DocumentRow> Catalog::find_document_by_filename(const std::string& kb,
                                                               const std::string& filename) const {
   Stmt s(db_,

@@ -135,6 +135,9 @@ class Catalog {
   // Deletes the KB, its documents, chunks and keyword index; returns the deleted document ids.
   std::vector<std::string> delete_kb(const std::string& name, const AuditEntry& a);
   KbStats kb_stats(const std::string& name) const;
+  // The KB's chunk count, cached per KB generation (every write bumps it), so a search can
+  // report index_status without summing the KB's documents each time.
+  std::int64_t chunk_count(const std::string& name) const;
 
   // Documents.
   std::optional<DocumentRow> find_document_by_filename(const std::string& kb,
@@ -200,6 +203,8 @@ class Catalog {
     std::shared_ptr<MemoryIndex> index;
   };
   mutable std::unordered_map<std::int64_t, CachedIndex> memory_;
+  mutable std::unordered_map<std::int64_t, std::pair<std::int64_t, std::int64_t>>
+      chunk_counts_;  // kb id -> (generation, chunks)
 };
 
 }  // namespace quarry::catalog

@@ -71,7 +71,7 @@ SearchResponse Retrieval::search(const SearchRequest& r, const KbConfig& config)
   resp.mode = mode;
   resp.index_status.keyword = cat_.has_documents(r.kb, filter) ? "ready" : "not_built";
   if (!config.embedder.provider.empty())
-    resp.index_status.vector = vectors_.kb_status(r.kb, config, cat_.kb_stats(r.kb).chunks);
+    resp.index_status.vector = vectors_.kb_status(r.kb, config, cat_.chunk_count(r.kb));
   return resp;
 }
 
@@ -98,10 +98,10 @@ std::string Retrieval::hybrid(const SearchRequest& r, const KbConfig& config,
   try {
     // The vector side goes deeper: a chunk missing from a list counts 0 there, and a deeper
     // vector list gives more keyword candidates their real similarity (measured: SciFact
-    // nDCG@10 +0.002 at α 0.1 for 1000 instead of 600 candidates). Its snippets are not needed:
-    // a chunk found by keyword keeps the keyword snippet, the others get theirs below.
-    vh = search::vector_search(cat_, r.kb, r.query, filter, search::vector_fusion_depth(r.top_k), 0,
-                               vec.source(), /*snippets=*/false);
+    // nDCG@10 +0.002 at α 0.1 for 1000 instead of 600 candidates). They are bare hits: only
+    // the winners of the fusion are read from the catalog.
+    vh = search::vector_candidates(r.kb, r.query, filter, search::vector_fusion_depth(r.top_k),
+                                   vec.source());
   } catch (const Error& e) {
     if (e.code() == Code::invalid_argument) throw;
     resp.degraded.push_back(std::string(code_name(e.code())) + ": " + e.message() +
@@ -111,10 +111,12 @@ std::string Retrieval::hybrid(const SearchRequest& r, const KbConfig& config,
     if (static_cast<int>(resp.hits.size()) > r.top_k) resp.hits.resize(r.top_k);
     return "keyword";
   }
-  resp.hits = search::fuse(kw, vh, fo, r.top_k, r.min_score);
-  search::fill_missing_snippets(cat_, r.kb, r.query, resp.hits);
+  // A few more than top_k: stale vectors and sibling windows are dropped once rows are read.
+  resp.hits = search::fuse(kw, vh, fo, r.top_k * 2 + 10, r.min_score);
+  search::complete_hits(cat_, r.kb, r.query, resp.hits, r.top_k);
   if (static_cast<int>(kw.size()) > r.top_k) kw.resize(r.top_k);
-  if (static_cast<int>(vh.size()) > r.top_k) vh.resize(r.top_k);
+  if (static_cast<int>(vh.size()) > r.top_k * 2 + 10) vh.resize(r.top_k * 2 + 10);
+  search::complete_hits(cat_, r.kb, r.query, vh, r.top_k);
   resp.per_mode.emplace_back("keyword", std::move(kw));
   resp.per_mode.emplace_back("vector", std::move(vh));
   return "hybrid";

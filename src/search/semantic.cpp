@@ -19,21 +19,67 @@ int vector_fusion_depth(int top_k) {
   return std::min(1000, std::max(200, top_k * 4));
 }
 
-void fill_missing_snippets(const catalog::Catalog& cat, const std::string& kb,
-                           const std::string& query, std::vector<Hit>& hits) {
+std::vector<Hit> vector_candidates(const std::string& kb, const std::string& query,
+                                   const core::Filter& filter, int depth, const VectorSource& src) {
+  store::Query q;
+  q.vector = src.provider->embed_query(query);
+  q.filter = filter;
+  q.top_k = depth;
+  std::vector<Hit> out;
+  for (auto& f : src.store->query(*src.scope, q)) {
+    Hit h;
+    h.kb = kb;
+    h.doc_id = std::move(f.doc_id);
+    h.chunk_index = f.chunk_index;
+    h.chunk_id = std::move(f.chunk_id);
+    h.raw_score = f.raw_score;
+    h.score = f.score;
+    h.metric = std::move(f.metric);
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+void complete_hits(const catalog::Catalog& cat, const std::string& kb, const std::string& query,
+                   std::vector<Hit>& hits, int top_k) {
   std::vector<catalog::Catalog::ChunkKey> keys;
   std::vector<std::size_t> at;
   for (std::size_t i = 0; i < hits.size(); ++i)
-    if (hits[i].snippet.empty()) {
+    if (hits[i].filename.empty()) {
       keys.push_back({hits[i].doc_id, hits[i].chunk_index});
       at.push_back(i);
     }
-  if (keys.empty()) return;
+  std::vector<bool> stale(hits.size(), false);
+  std::vector<std::string> texts(hits.size());
   auto rows = cat.load_chunks(kb, keys);
-  std::vector<const std::string*> texts;
-  for (const auto& r : rows) texts.push_back(&r.chunk.text);
-  auto snips = cat.snippets(safe_match_expression(query), texts);
-  for (std::size_t i = 0; i < at.size(); ++i) hits[at[i]].snippet = std::move(snips[i]);
+  for (std::size_t j = 0; j < at.size(); ++j) {
+    Hit& h = hits[at[j]];
+    auto& r = rows[j];
+    if (!r.loaded || (!h.chunk_id.empty() && h.chunk_id != r.chunk.chunk_id)) {
+      stale[at[j]] = true;
+      continue;
+    }
+    std::string snippet = std::move(h.snippet);
+    texts[at[j]] = std::move(r.chunk.text);
+    h = make_hit(r, h.score, h.raw_score, h.metric);
+    h.snippet = std::move(snippet);
+  }
+  std::vector<Hit> kept;
+  std::vector<const std::string*> need;
+  std::vector<std::size_t> need_at;
+  std::unordered_set<std::string> parents;
+  for (std::size_t i = 0; i < hits.size() && static_cast<int>(kept.size()) < top_k; ++i) {
+    if (stale[i]) continue;
+    if (hits[i].parent_chunk && !parents.insert(*hits[i].parent_chunk).second) continue;
+    if (hits[i].snippet.empty() && !texts[i].empty()) {
+      need.push_back(&texts[i]);
+      need_at.push_back(kept.size());
+    }
+    kept.push_back(std::move(hits[i]));
+  }
+  auto snips = cat.snippets(safe_match_expression(query), need);
+  for (std::size_t j = 0; j < need_at.size(); ++j) kept[need_at[j]].snippet = std::move(snips[j]);
+  hits = std::move(kept);
 }
 
 std::vector<Hit> vector_search(const catalog::Catalog& cat, const std::string& kb,

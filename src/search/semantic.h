@@ -32,6 +32,17 @@ std::vector<Hit> vector_search(const catalog::Catalog& cat, const std::string& k
                                const std::string& query, const core::Filter& filter, int top_k,
                                double min_score, const VectorSource& src, bool snippets = true);
 
+// The store's nearest chunks as bare hits (kb, doc_id, chunk_index, chunk_id, scores): no
+// catalog rows are read, so a fusion can rank many candidates and load only its winners.
+std::vector<Hit> vector_candidates(const std::string& kb, const std::string& query,
+                                   const core::Filter& filter, int depth, const VectorSource& src);
+
+// Fills bare hits (those without a filename) from the catalog, keeping their scores; drops those
+// whose chunk is gone or was re-chunked since (stale vectors) and sibling windows of a section
+// already listed; cuts to top_k. Hits without a snippet get one highlighting the query's words.
+void complete_hits(const catalog::Catalog& cat, const std::string& kb, const std::string& query,
+                   std::vector<Hit>& hits, int top_k);
+
 struct FusionOptions {
   std::string fusion = "interpolation";  // interpolation | rrf
   double semantic_ratio = 0.1;           // α: (1 - α)·keyword + α·vector
@@ -51,9 +62,5 @@ std::vector<Hit> fuse(const std::vector<Hit>& keyword, const std::vector<Hit>& v
 // How many candidates each mode contributes to a fusion that must return top_k.
 int fusion_depth(int top_k);
 int vector_fusion_depth(int top_k);
-
-// Snippets for hits that have none (vector-only hits of a fusion), highlighting query words.
-void fill_missing_snippets(const catalog::Catalog& cat, const std::string& kb,
-                           const std::string& query, std::vector<Hit>& hits);
 
 }  // namespace quarry::search
