@@ -26,6 +26,12 @@ embed::ProviderContext provider_context(const std::string& data_dir) {
   return c;
 }
 
+// A KB with no embedder (and no operator pin) never wrote vectors: its deletes need not open a
+// store at all.
+bool may_have_vectors(const KbConfig& config) {
+  return !config.embedder.provider.empty() || std::getenv("QUARRY_EMBEDDING_PROVIDER") != nullptr;
+}
+
 }  // namespace
 
 Vectors::Vectors(std::string data_dir, catalog::Catalog& cat)
@@ -121,14 +127,12 @@ std::string Vectors::kb_status(const std::string& kb, const KbConfig& config, st
 
 void Vectors::delete_document(const std::string& kb, const KbConfig& config,
                               const std::string& doc_id) {
-  if (config.embedder.provider.empty() && std::getenv("QUARRY_EMBEDDING_PROVIDER") == nullptr)
-    return;
+  if (!may_have_vectors(config)) return;
   store_for(config).delete_document(kb, doc_id);
 }
 
 void Vectors::delete_kb(const std::string& kb, const KbConfig& config) {
-  if (config.embedder.provider.empty() && std::getenv("QUARRY_EMBEDDING_PROVIDER") == nullptr)
-    return;
+  if (!may_have_vectors(config)) return;
   store_for(config).delete_kb(kb);
 }
 
