@@ -145,15 +145,21 @@ std::pair<std::size_t, std::size_t> vocab_span(std::string_view t) {
 }
 
 // Parses {"token": id, ...}.
-bool parse_vocab(std::string_view t, std::vector<std::pair<std::string, std::int64_t>>& out) {
+// A token read into `arena` at [offset, offset + length), with its id (-1 when not a number).
+struct RawEntry {
+  std::size_t offset, length;
+  std::int64_t id;
+};
+
+bool parse_vocab(std::string_view t, std::string& arena, std::vector<RawEntry>& out) {
   std::size_t i = 0;
   skip_ws(t, i);
   if (i >= t.size() || t[i++] != '{') return false;
   while (true) {
     skip_ws(t, i);
     if (i < t.size() && t[i] == '}') return true;
-    std::string tok;
-    if (!read_string(t, i, &tok)) return false;
+    const std::size_t start = arena.size();
+    if (!read_string(t, i, &arena)) return false;
     skip_ws(t, i);
     if (i >= t.size() || t[i++] != ':') return false;
     skip_ws(t, i);
@@ -165,7 +171,7 @@ bool parse_vocab(std::string_view t, std::vector<std::pair<std::string, std::int
     }
     if (!any) id = -1;  // reported as "no valid id" by the caller
     if (!any && !skip_value(t, i)) return false;
-    out.emplace_back(std::move(tok), id);
+    out.push_back({start, arena.size() - start, id});
     skip_ws(t, i);
     if (i < t.size() && t[i] == ',') {
       ++i;
@@ -178,16 +184,66 @@ bool parse_vocab(std::string_view t, std::vector<std::pair<std::string, std::int
 
 }  // namespace
 
+namespace {
+std::uint64_t hash_token(std::string_view s) {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h ^ (h >> 29);
+}
+}  // namespace
+
+void WordPieceTokenizer::Vocab::reserve(std::size_t n, std::size_t bytes) {
+  arena_.reserve(bytes);
+  entries_.reserve(n);
+  std::size_t cap = 16;
+  while (cap < n * 2) cap <<= 1;
+  slots_.assign(cap, 0);
+}
+
+void WordPieceTokenizer::Vocab::add(std::string_view token, std::int32_t id) {
+  if ((entries_.size() + 1) * 2 > slots_.size()) {  // keep the load factor under 1/2
+    std::vector<Entry> old = std::move(entries_);
+    std::string old_arena = std::move(arena_);
+    reserve(std::max<std::size_t>(16, old.size() * 2 + 2), old_arena.size() + token.size());
+    for (const auto& e : old) add(std::string_view(old_arena.data() + e.offset, e.length), e.id);
+  }
+  const std::size_t mask = slots_.size() - 1;
+  for (std::size_t i = hash_token(token) & mask;; i = (i + 1) & mask) {
+    if (slots_[i] == 0) {
+      entries_.push_back({static_cast<std::uint32_t>(arena_.size()),
+                          static_cast<std::uint32_t>(token.size()), id});
+      arena_.append(token);
+      slots_[i] = static_cast<std::uint32_t>(entries_.size());
+      return;
+    }
+    const Entry& e = entries_[slots_[i] - 1];
+    if (std::string_view(arena_.data() + e.offset, e.length) == token) return;  // first wins
+  }
+}
+
+std::int32_t WordPieceTokenizer::Vocab::find(std::string_view token) const {
+  if (slots_.empty()) return -1;
+  const std::size_t mask = slots_.size() - 1;
+  for (std::size_t i = hash_token(token) & mask;; i = (i + 1) & mask) {
+    if (slots_[i] == 0) return -1;
+    const Entry& e = entries_[slots_[i] - 1];
+    if (e.length == token.size() && std::string_view(arena_.data() + e.offset, e.length) == token)
+      return e.id;
+  }
+}
+
 WordPieceTokenizer WordPieceTokenizer::from_json_text(std::string_view text,
                                                       const std::string& path) {
   // The vocabulary (hundreds of thousands of entries) is read by a small scanner straight
   // into the hash map, and only the rest of the file goes through a JSON DOM: for GloVe's
   // 341k-word tokenizer.json this took a cold `quarry search` from 1.1 s to a fraction of that.
-  std::vector<std::pair<std::string, std::int64_t>> entries;
+  std::string arena;
+  std::vector<RawEntry> entries;
   const auto span = vocab_span(text);
   std::string rest;
   if (span.second > span.first) {
-    if (!parse_vocab(text.substr(span.first, span.second - span.first), entries))
+    arena.reserve(span.second - span.first);
+    if (!parse_vocab(text.substr(span.first, span.second - span.first), arena, entries))
       bad(path, "model.vocab is not an object of \"token\": id pairs");
     rest.reserve(text.size() - (span.second - span.first) + 2);
     rest.append(text.substr(0, span.first)).append("{}").append(text.substr(span.second));
@@ -209,19 +265,20 @@ WordPieceTokenizer WordPieceTokenizer::from_json_text(std::string_view text,
     bad(path, "model.vocab is missing or empty");
 
   WordPieceTokenizer t;
-  t.vocab_.reserve(entries.size());
+  t.vocab_.reserve(entries.size(), arena.size());
   std::int32_t max_id = -1;
-  for (auto& [tok, id] : entries) {
-    if (id < 0 || id > 0x7fffffff) bad(path, "vocab entry '" + tok + "' has no valid id");
-    auto v = static_cast<std::int32_t>(id);
-    t.vocab_.emplace(std::move(tok), v);
+  for (const auto& e : entries) {
+    const std::string_view tok(arena.data() + e.offset, e.length);
+    if (e.id < 0 || e.id > 0x7fffffff)
+      bad(path, "vocab entry '" + std::string(tok) + "' has no valid id");
+    auto v = static_cast<std::int32_t>(e.id);
+    t.vocab_.add(tok, v);
     max_id = std::max(max_id, v);
   }
   t.vocab_size_ = static_cast<std::size_t>(max_id) + 1;
   std::string unk = m.value("unk_token", std::string("[UNK]"));
-  auto uit = t.vocab_.find(unk);
-  if (uit == t.vocab_.end()) bad(path, "unk_token '" + unk + "' is not in the vocabulary");
-  t.unk_id_ = uit->second;
+  t.unk_id_ = t.vocab_.find(unk);
+  if (t.unk_id_ < 0) bad(path, "unk_token '" + unk + "' is not in the vocabulary");
   t.unk_token_ = unk;
   if (m.contains("continuing_subword_prefix") && m["continuing_subword_prefix"].is_string())
     t.prefix_ = m["continuing_subword_prefix"].get<std::string>();
@@ -268,8 +325,8 @@ void WordPieceTokenizer::word_pieces(std::string_view word, std::string& buf, F&
     out(unk_id_, std::string_view());
     return;
   }
-  if (auto it = vocab_.find(word); it != vocab_.end()) {  // the common case: a whole word
-    out(it->second, word);
+  if (std::int32_t id = vocab_.find(word); id >= 0) {  // the common case: a whole word
+    out(id, word);
     return;
   }
   std::size_t start = 0;
@@ -283,8 +340,8 @@ void WordPieceTokenizer::word_pieces(std::string_view word, std::string& buf, F&
         buf.assign(prefix_).append(sub);
         sub = buf;
       }
-      if (auto it = vocab_.find(sub); it != vocab_.end()) {
-        found = it->second;
+      if (std::int32_t id = vocab_.find(sub); id >= 0) {
+        found = id;
         break;
       }
       do --end;  // step back one code point, never into the middle of one
