@@ -84,41 +84,17 @@ void complete_hits(const catalog::Catalog& cat, const std::string& kb, const std
 
 std::vector<Hit> vector_search(const catalog::Catalog& cat, const std::string& kb,
                                const std::string& query, const core::Filter& filter, int top_k,
-                               double min_score, const VectorSource& src, bool snippets) {
+                               double min_score, const VectorSource& src) {
   if (top_k < 1 || top_k > 1000)
     throw Error(Code::invalid_argument, "top_k must be between 1 and 1000", {{"field", "top_k"}});
   if (min_score < 0 || min_score > 1)
     throw Error(Code::invalid_argument, "min_score must be between 0 and 1",
                 {{"field", "min_score"}});
-  store::Query q;
-  q.vector = src.provider->embed_query(query);
-  q.filter = filter;
-  // Sibling windows of one oversize section collapse to the best: ask for a few more.
-  q.top_k = top_k * 2 + 10;
-  auto found = src.store->query(*src.scope, q);
-
-  std::vector<catalog::Catalog::ChunkKey> keys;
-  keys.reserve(found.size());
-  for (const auto& f : found) keys.push_back({f.doc_id, f.chunk_index});
-  auto rows = cat.load_chunks(kb, keys);
-
-  std::vector<Hit> hits;
-  std::vector<const std::string*> texts;
-  std::unordered_set<std::string> parents;
-  for (std::size_t i = 0; i < rows.size() && static_cast<int>(hits.size()) < top_k; ++i) {
-    auto& r = rows[i];
-    const auto& f = found[i];
-    if (f.score < min_score) break;  // best first
-    // A vector whose chunk is gone or was re-chunked since (another chunk id) is stale.
-    if (!r.loaded || (!f.chunk_id.empty() && f.chunk_id != r.chunk.chunk_id)) continue;
-    if (r.chunk.parent_chunk && !parents.insert(*r.chunk.parent_chunk).second) continue;
-    texts.push_back(&r.chunk.text);
-    hits.push_back(make_hit(r, f.score, f.raw_score, f.metric));
-  }
-  if (snippets) {
-    auto snips = cat.snippets(safe_match_expression(query), texts);
-    for (std::size_t i = 0; i < hits.size(); ++i) hits[i].snippet = std::move(snips[i]);
-  }
+  // Sibling windows of one oversize section collapse to the best, and stale vectors are
+  // dropped: ask for a few more than top_k.
+  auto hits = vector_candidates(kb, query, filter, top_k * 2 + 10, src);
+  std::erase_if(hits, [&](const Hit& h) { return h.score < min_score; });
+  complete_hits(cat, kb, query, hits, top_k);
   return hits;
 }
 

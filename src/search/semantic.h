@@ -30,7 +30,7 @@ struct VectorSource {
 // Sub-windows of one oversize section collapse to the best. Throws what the provider throws.
 std::vector<Hit> vector_search(const catalog::Catalog& cat, const std::string& kb,
                                const std::string& query, const core::Filter& filter, int top_k,
-                               double min_score, const VectorSource& src, bool snippets = true);
+                               double min_score, const VectorSource& src);
 
 // The store's nearest chunks as bare hits (kb, doc_id, chunk_index, chunk_id, scores): no
 // catalog rows are read, so a fusion can rank many candidates and load only its winners.
