@@ -45,7 +45,7 @@ run: build model
 	  ./$(BUILD)/quarry --data-dir $(DATA) kb create docs --description "Quarry's own documentation" \
 	    --embedder static:glove-100d; \
 	fi
-	./$(BUILD)/quarry --data-dir $(DATA) ingest docs/ --kb docs --replace
+	./$(BUILD)/quarry --data-dir $(DATA) ingest docs/ --kb docs --replace --wait
 	./$(BUILD)/quarry --data-dir $(DATA) search "how do I ingest a folder" --kb docs --top-k 3 --mode hybrid
 	@echo
 	@echo "Try:  ./$(BUILD)/quarry --data-dir $(DATA) search 'chunking overlap' --kb docs"

@@ -59,6 +59,9 @@ double ensure_corpus_kb(Engine& engine, const Dataset& ds, const std::string& kb
     }
   }
   if (failed) std::fprintf(stderr, "%d corpus documents refused (e.g. empty)\n", failed);
+  auto sweep = engine.reindex(kb, {});  // vectors, for KBs with an embedder (SPEC §7)
+  if (!sweep.error_code.empty())
+    throw std::runtime_error("embedding the corpus failed: " + sweep.error_message);
   std::ofstream(marker) << "ok\n";
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }

@@ -42,8 +42,12 @@ class Engine {
   virtual KbInfo create_kb(const std::string& name, const std::string& config_json) = 0;
   virtual std::vector<KbInfo> list_kbs() = 0;
   virtual KbInfo describe_kb(const std::string& name) = 0;
+  // A change of revision (embedder, chunking, revision counter) starts a blue-green build:
+  // vector queries keep being answered from the serving revision until the new one is
+  // complete (SPEC §7). `cutover_immediate` switches at once and drops the old vectors.
   virtual KbInfo set_kb(const std::string& name,
-                        const std::vector<std::pair<std::string, std::string>>& settings) = 0;
+                        const std::vector<std::pair<std::string, std::string>>& settings,
+                        bool cutover_immediate = false) = 0;
   virtual void delete_kb(const std::string& name) = 0;
 
   // Ingestion (SPEC §2). A file or a directory (recursive); per-file errors go in the report.
@@ -66,6 +70,12 @@ class Engine {
   // Deletes every document whose metadata matches the filter (e.g. one §1 subject).
   virtual std::vector<std::string> delete_where(const std::string& kb,
                                                 const std::string& filter_json) = 0;
+
+  // Index lifecycle (SPEC §7). Ingest and edits commit the keyword index and leave vectors
+  // pending; reindex() reconciles the KB (drops vectors of deleted documents, collects the
+  // revision a cut-over left) and embeds everything pending, newest first, until done,
+  // cancelled or a provider fails (the report says which). Safe to kill at any point.
+  virtual ReindexReport reindex(const std::string& kb, const ReindexOptions& opts) = 0;
 
   // Retrieval (SPEC §4).
   virtual SearchResponse search(const SearchRequest& request) = 0;

@@ -26,10 +26,13 @@ enum class Code {
   io_error,
   unauthorized,
   forbidden,
-  rate_limited,     // a remote provider/store kept answering 429 after every retry
-  upstream_error,   // a remote provider/store refused the request (its message is kept)
-  timeout,          // a remote call took longer than its limit
-  blocked_address,  // the SSRF guard refused an outbound address (§10)
+  rate_limited,       // a remote provider/store kept answering 429 after every retry
+  upstream_error,     // a remote provider/store refused the request (its message is kept)
+  timeout,            // a remote call took longer than its limit
+  blocked_address,    // the SSRF guard refused an outbound address (§10)
+  content_too_large,  // a chunk is longer than the embedder accepts (permanent per document)
+  input_rejected,     // the embedder refused this input itself (permanent per document)
+  cancelled,          // the user stopped a long operation; it resumes where it stopped
   internal,
 };
 

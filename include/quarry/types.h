@@ -1,7 +1,9 @@
 // Value types of the public API: documents, hits, requests and responses.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -42,6 +44,29 @@ struct Document {
   IndexStatus index_status;   // keyword is indexed in the same transaction as the document
 };
 
+// A permanent embedding failure of one document under one revision (SPEC §7).
+struct VectorFailure {
+  std::string doc_id;
+  std::string code;  // content_too_large, no_content, too_many_chunks, input_rejected
+  std::string message;
+  std::string at;
+};
+
+// The vector side of a KB (SPEC §1, §7): its revisions and its documents by status under the
+// current (target) revision.
+struct VectorIndexInfo {
+  std::string serving_revision;   // answers vector queries ("" when nothing serves)
+  std::string building_revision;  // blue-green build in progress ("" when none)
+  std::string previous_revision;  // left by the last cut-over until collected ("" when none)
+  std::int64_t documents = 0;
+  std::int64_t ready = 0;
+  std::int64_t stale = 0;    // vectors only under the serving (older) revision
+  std::int64_t pending = 0;  // not ready and not failed (stale included)
+  std::int64_t failed = 0;
+  std::int64_t stored = 0;              // chunk vectors the store holds under the serving revision
+  std::vector<VectorFailure> failures;  // newest first, at most 100
+};
+
 struct KbInfo {
   std::string name;
   KbConfig config;
@@ -55,6 +80,7 @@ struct KbInfo {
   IndexStatus index_status;
   std::string revision;         // SPEC §1: chunking + counter + embedder identity
   std::string config_revision;  // the chunking half alone
+  VectorIndexInfo vectors;      // empty without an embedder
 };
 
 struct Hit {
@@ -162,6 +188,45 @@ struct IngestProgress {
   std::size_t done = 0;
   std::size_t total = 0;
   std::string current;
+};
+
+// Progress of a reindex sweep (SPEC §7): per revision being built.
+struct ReindexProgress {
+  std::string kb;
+  std::string revision;
+  std::int64_t total = 0;  // documents pending when the sweep (re)counted
+  std::int64_t done = 0;   // documents embedded or tombstoned so far
+  std::int64_t failed = 0;
+  double rate = 0;   // documents per second
+  double eta_s = 0;  // seconds left at that rate
+};
+
+struct ReindexOptions {
+  std::function<void(const ReindexProgress&)> progress;
+  const std::atomic<bool>* cancel = nullptr;  // set it to stop; the sweep resumes later
+  int workers = 0;                            // provider calls in flight (0: automatic)
+  int batch_chunks = 256;                     // chunks per provider call
+  std::int64_t max_documents = -1;            // stop after this many (-1: all)
+  bool collect_previous = true;               // drop the revision the last cut-over left
+};
+
+struct ReindexReport {
+  std::string kb;
+  std::string serving_revision;
+  std::string target_revision;
+  std::int64_t documents = 0;        // documents embedded (all revisions)
+  std::int64_t chunks = 0;           // chunk vectors written to the store
+  std::int64_t chunks_embedded = 0;  // of those, sent to the provider
+  std::int64_t chunks_cached = 0;    // of those, found in the embedding cache
+  std::int64_t provider_calls = 0;
+  std::int64_t failed = 0;   // documents tombstoned by this sweep
+  std::int64_t pending = 0;  // documents still pending afterwards (all revisions)
+  std::int64_t orphans = 0;  // vectors of deleted documents collected
+  bool cancelled = false;
+  bool cut_over = false;   // a blue-green build completed and now serves
+  std::string error_code;  // why the sweep stopped early (a retryable provider failure...)
+  std::string error_message;
+  double took_ms = 0;
 };
 
 }  // namespace quarry

@@ -67,22 +67,8 @@ std::string headings_text(const std::vector<std::string>& path) {
 }  // namespace
 
 std::unique_ptr<Catalog> Catalog::open(const std::string& path) {
-  sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(
-      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
-  if (rc != SQLITE_OK) {
-    std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-    sqlite3_close(db);
-    throw Error(Code::io_error, "cannot open catalog " + path + ": " + msg);
-  }
+  sqlite3* db = open_wal_database(path, "catalog");
   std::unique_ptr<Catalog> cat(new Catalog(db));
-  // Writers queue on SQLite's lock for up to 10 s (the data-dir writer lock is the outer gate);
-  // readers never wait in WAL mode.
-  sqlite3_busy_timeout(db, 10000);
-  exec_sql(db, "PRAGMA journal_mode = WAL");
-  // NORMAL in WAL mode: a killed process loses nothing committed; only an OS crash or power
-  // loss can drop the last transactions, and never corrupts.
-  exec_sql(db, "PRAGMA synchronous = NORMAL");
   exec_sql(db, "PRAGMA foreign_keys = ON");
   cat->fts5_ = fts5_api_of(db);
   register_rank_function(cat->fts5_);
@@ -173,6 +159,10 @@ std::vector<std::string> Catalog::delete_kb(const std::string& name, const Audit
   Stmt(db_, "DELETE FROM chunks WHERE kb_id = ?").bind(1, kb.id).exec();
   Stmt(db_, "DELETE FROM documents WHERE kb_id = ?").bind(1, kb.id).exec();
   Stmt(db_, "DELETE FROM kbs WHERE id = ?").bind(1, kb.id).exec();
+  // The store's vectors of a deleted KB are dropped by name right after this commits (and
+  // again before a KB of the same name is created), so no lifecycle row need outlive it.
+  for (const char* t : {"revisions", "coordinates", "embed_failures"})
+    Stmt(db_, std::string("DELETE FROM ") + t + " WHERE kb_id = ?").bind(1, kb.id).exec();
   write_audit(db_, a);
   tx.commit();
   return ids;
@@ -380,6 +370,10 @@ bool Catalog::has_documents(const std::string& kb, const core::Filter& filter) c
   bind_filter(s, f, 2);
   s.step();
   return s.i64(0) != 0;
+}
+
+void Catalog::log_event(const AuditEntry& a) {
+  write_audit(db_, a);
 }
 
 std::vector<AuditRow> Catalog::list_audit(int limit, const std::string& kb) const {

@@ -115,6 +115,55 @@ struct KeywordRow {
   ChunkRow chunk;        // with its text
 };
 
+// Index lifecycle rows (schema v4; SPEC §1, §7).
+struct RevisionRow {
+  std::string revision;
+  std::string config_revision;
+  std::string config_json;  // the KB config this revision's vectors were made with
+  std::string model;        // the embedder identity
+  int dimensions = 0;
+  std::string store_id;
+  std::string state;  // serving | building | previous
+  std::int64_t created_at = 0;
+  std::int64_t completed_at = 0;  // 0 while building
+};
+
+struct CoordinatesRow {
+  std::string doc_id;
+  std::string revision;
+  std::string store_id;
+  int chunk_count = 0;
+  std::string content_sha256;
+  std::string model;
+  int dimensions = 0;
+  std::int64_t embedded_at = 0;
+};
+
+struct FailureRow {
+  std::string doc_id;
+  std::string revision;
+  std::string content_sha256;
+  std::string code;
+  std::string message;
+  std::int64_t at = 0;
+};
+
+// A document that has no vectors for its current content under a revision.
+struct PendingDocument {
+  std::string doc_id;
+  std::string content_sha256;
+  std::int64_t updated_at = 0;
+};
+
+// Documents of a KB by their vector state under `revision` (see Catalog::vector_counts).
+struct VectorCounts {
+  std::int64_t documents = 0;
+  std::int64_t ready = 0;   // coordinates for the current content under the revision
+  std::int64_t failed = 0;  // tombstoned for the current content under the revision
+  std::int64_t stale = 0;   // not ready, but current vectors under `older` exist
+  std::int64_t pending() const { return documents - ready - failed; }
+};
+
 class Catalog {
  public:
   // Opens (creating if needed) and migrates the database at `path`.
@@ -189,6 +238,45 @@ class Catalog {
                                     const std::vector<const std::string*>& texts) const;
 
   std::vector<AuditRow> list_audit(int limit, const std::string& kb = "") const;
+  // Appends an event to the activity log (audit) outside any other write.
+  void log_event(const AuditEntry& a);
+
+  // --- index lifecycle (lifecycle_rows.cpp) ------------------------------------------------
+  std::vector<RevisionRow> revisions(const std::string& kb) const;
+  std::optional<RevisionRow> revision_in_state(const std::string& kb,
+                                               const std::string& state) const;
+  // Inserts or replaces the row (keyed by kb + revision).
+  void put_revision(const std::string& kb, const RevisionRow& r);
+  // Moves every row of `kb` in state `from` to `to` (e.g. serving -> previous).
+  void set_revision_state(const std::string& kb, const std::string& revision,
+                          const std::string& state);
+  // Forgets a revision: its row, coordinates and tombstones (its vectors are the store's).
+  void delete_revision(const std::string& kb, const std::string& revision);
+
+  // Records that the store now holds `c.chunk_count` vectors of the document under
+  // c.revision, and clears a tombstone of the same document and revision.
+  void put_coordinates(const std::string& kb, const CoordinatesRow& c);
+  std::vector<CoordinatesRow> coordinates_of(const std::string& kb,
+                                             const std::string& doc_id) const;
+  void delete_coordinates(const std::string& kb, const std::string& doc_id);
+  // Documents whose coordinates remain though the document is gone (their vectors must go).
+  std::vector<std::string> orphaned_coordinates(const std::string& kb) const;
+  // Up to `limit` documents of `kb` without coordinates for their current content under
+  // `revision` and not tombstoned for it, newest first.
+  std::vector<PendingDocument> pending_documents(const std::string& kb, const std::string& revision,
+                                                 int limit) const;
+  // Counts for the KB (or the documents matching `filter`): ready/failed under `revision`,
+  // stale = not ready under `revision` but with current vectors under `older` ("" for none).
+  // Cost is linear in the KB's documents: cache it on generations().
+  VectorCounts vector_counts(const std::string& kb, const std::string& revision,
+                             const std::string& older, const core::Filter& filter = {}) const;
+
+  void put_failure(const std::string& kb, const FailureRow& f);
+  // (document generation, vector generation) of the KB: the first moves with every document
+  // write, the second with every lifecycle row written; status caches key on both.
+  std::pair<std::int64_t, std::int64_t> generations(const std::string& kb) const;
+  std::vector<FailureRow> failures(const std::string& kb, const std::string& revision,
+                                   int limit = 1000) const;
 
   sqlite3* handle() const { return db_; }  // for tests (integrity checks)
 

@@ -11,7 +11,7 @@
 namespace quarry::catalog {
 namespace {
 
-constexpr std::array<const char*, 3> kMigrations = {
+constexpr std::array<const char*, 4> kMigrations = {
     // v1: knowledge bases, documents, chunks (the content of each KB's FTS5 index), audit.
     R"sql(
 CREATE TABLE kbs (
@@ -77,6 +77,53 @@ CREATE INDEX audit_by_kb ON audit(kb, id);
     R"sql(
 CREATE INDEX documents_refs ON documents(kb_id, id, filename, subject_key, subject_value);
 DROP INDEX documents_by_kb;
+)sql",
+    // v4: the index lifecycle (SPEC §1, §7). `revisions`: the vector spaces of a KB (serving,
+    // building, previous) with the config snapshot that makes them. `coordinates`: per
+    // (kb, document, revision) what the store holds — the platform's whole knowledge of a
+    // store's contents; a row is written only after the store committed the vectors, and
+    // survives the document's deletion until the store has forgotten them too. `embed_failures`:
+    // permanent failures tombstoned by (content hash, revision). Pending work is derived from
+    // these (documents without current coordinates), so it can never be lost.
+    R"sql(
+CREATE TABLE revisions (
+  kb_id           INTEGER NOT NULL,
+  revision        TEXT NOT NULL,
+  config_revision TEXT NOT NULL,
+  config          TEXT NOT NULL,
+  model           TEXT NOT NULL,
+  dimensions      INTEGER NOT NULL,
+  store_id        TEXT NOT NULL,
+  state           TEXT NOT NULL,
+  created_at      INTEGER NOT NULL,
+  completed_at    INTEGER,
+  PRIMARY KEY (kb_id, revision)
+);
+CREATE TABLE coordinates (
+  kb_id          INTEGER NOT NULL,
+  doc_id         TEXT NOT NULL,
+  revision       TEXT NOT NULL,
+  store_id       TEXT NOT NULL,
+  chunk_count    INTEGER NOT NULL,
+  content_sha256 TEXT NOT NULL,
+  model          TEXT NOT NULL,
+  dimensions     INTEGER NOT NULL,
+  embedded_at    INTEGER NOT NULL,
+  PRIMARY KEY (kb_id, revision, doc_id)
+);
+CREATE INDEX coordinates_by_doc ON coordinates(kb_id, doc_id);
+CREATE TABLE embed_failures (
+  kb_id          INTEGER NOT NULL,
+  revision       TEXT NOT NULL,
+  doc_id         TEXT NOT NULL,
+  content_sha256 TEXT NOT NULL,
+  code           TEXT NOT NULL,
+  message        TEXT NOT NULL,
+  at             INTEGER NOT NULL,
+  PRIMARY KEY (kb_id, revision, doc_id)
+);
+CREATE INDEX documents_by_recency ON documents(kb_id, updated_at DESC, id);
+ALTER TABLE kbs ADD COLUMN vector_generation INTEGER NOT NULL DEFAULT 0;
 )sql",
 };
 

@@ -87,4 +87,28 @@ void Transaction::commit() {
   done_ = true;
 }
 
+sqlite3* open_wal_database(const std::string& path, const std::string& what) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close(db);
+    throw Error(Code::io_error, "cannot open " + what + " " + path + ": " + msg);
+  }
+  // Writers queue on SQLite's lock for up to 10 s (the data-dir writer lock is the outer gate);
+  // readers never wait in WAL mode.
+  sqlite3_busy_timeout(db, 10000);
+  try {
+    exec_sql(db, "PRAGMA journal_mode = WAL");
+    // NORMAL in WAL mode: a killed process loses nothing committed; only an OS crash or power
+    // loss can drop the last transactions, and never corrupts.
+    exec_sql(db, "PRAGMA synchronous = NORMAL");
+  } catch (...) {
+    sqlite3_close(db);
+    throw;
+  }
+  return db;
+}
+
 }  // namespace quarry::catalog

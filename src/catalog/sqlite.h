@@ -50,6 +50,11 @@ class Stmt {
 
 void exec_sql(sqlite3* db, const char* sql);
 
+// Opens (creating if needed) a database for one thread of use, in WAL mode with synchronous
+// NORMAL (a killed process loses nothing committed) and a 10 s busy timeout. Throws
+// Error(io_error) naming `what` and the path.
+sqlite3* open_wal_database(const std::string& path, const std::string& what);
+
 // BEGIN IMMEDIATE ... COMMIT, rolled back unless commit() was called.
 class Transaction {
  public:

@@ -36,7 +36,7 @@ void add_ingest_command(CLI::App& app, Globals& g, int& exit_code) {
     std::vector<std::string> paths;
     std::string kb, metadata;
     std::vector<std::string> include, exclude;
-    bool replace = false, quiet = false;
+    bool replace = false, quiet = false, wait = false;
   };
   auto a = std::make_shared<Args>();
   auto* cmd =
@@ -50,6 +50,9 @@ void add_ingest_command(CLI::App& app, Globals& g, int& exit_code) {
   cmd->add_option("--exclude", a->exclude, "Skip paths matching this glob (repeatable)");
   cmd->add_option("--metadata", a->metadata, "JSON object (or @file) attached to every document");
   cmd->add_flag("--quiet,-q", a->quiet, "Only print the summary");
+  cmd->add_flag("--wait", a->wait,
+                "Embed the new documents before returning (else they are pending until the next "
+                "`quarry reindex` or `quarry serve`)");
   cmd->callback([&g, &exit_code, a] {
     auto engine = open_engine(g);
     IngestOptions o;
@@ -78,8 +81,16 @@ void add_ingest_command(CLI::App& app, Globals& g, int& exit_code) {
     } else if (total.failed > 0) {
       exit_code = kExitPartialFailure;
     }
+    // Keyword indexing has committed; vectors follow now (--wait) or in the next sweep.
+    std::optional<ReindexReport> sweep;
+    if (a->wait) {
+      sweep = run_reindex(*engine, a->kb, g.json);
+      if (exit_code == 0) exit_code = reindex_exit_status(*sweep);
+    }
     if (g.json) {
-      print_json(to_json(total));
+      json out = to_json(total);
+      if (sweep) out["vectors"] = to_json(*sweep);
+      print_json(out);
       return;
     }
     for (const auto& i : total.items) {
@@ -92,6 +103,7 @@ void add_ingest_command(CLI::App& app, Globals& g, int& exit_code) {
     std::cout << total.added << " added, " << total.updated << " updated, " << total.unchanged
               << " unchanged, " << total.failed << " failed  (" << total.bytes / 1024 << " KiB in "
               << static_cast<long>(total.took_ms) << " ms)\n";
+    if (sweep) print_reindex_human(*sweep);
   });
 }
 

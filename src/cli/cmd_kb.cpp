@@ -50,7 +50,9 @@ void print_kb_human(const KbInfo& k) {
             << "   store: " << c.store.id << "   hybrid: " << c.hybrid.fusion << " (semantic ratio "
             << c.hybrid.semantic_ratio << ")\n";
   std::cout << "  index: keyword " << k.index_status.keyword << ", vector " << k.index_status.vector
-            << "\n  created " << k.created_at << ", updated " << k.updated_at << "\n";
+            << "\n";
+  print_vectors_human(k);
+  std::cout << "  created " << k.created_at << ", updated " << k.updated_at << "\n";
 }
 
 }  // namespace
@@ -145,7 +147,12 @@ void add_kb_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
   set->add_option("settings", *pairs,
                   "key=value pairs (dotted keys; values parsed as JSON when they parse)")
       ->required();
-  set->callback([&g, set_name, pairs] {
+  auto cutover = std::make_shared<std::string>("on-complete");
+  set->add_option("--cutover", *cutover,
+                  "When a new revision replaces the serving one: on-complete (blue-green, the "
+                  "default) or immediate (drop the old vectors now)")
+      ->check(CLI::IsMember({"on-complete", "immediate"}));
+  set->callback([&g, set_name, pairs, cutover] {
     std::vector<std::pair<std::string, std::string>> kv;
     for (const auto& p : *pairs) {
       auto eq = p.find('=');
@@ -153,7 +160,7 @@ void add_kb_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
         throw Error(Code::invalid_argument, "setting '" + p + "' is not key=value", {{"field", p}});
       kv.emplace_back(p.substr(0, eq), p.substr(eq + 1));
     }
-    auto info = open_engine(g)->set_kb(*set_name, kv);
+    auto info = open_engine(g)->set_kb(*set_name, kv, *cutover == "immediate");
     if (g.json)
       print_json(to_json(info));
     else

@@ -24,10 +24,12 @@ void add_status_command(CLI::App& app, Globals& g, int& /*exit_code*/) {
       return;
     }
     std::cout << "data dir: " << engine->data_dir() << "\n";
-    for (const auto& k : kbs)
+    for (const auto& k : kbs) {
       std::cout << "  " << k.name << ": " << k.documents << " documents, " << k.chunks
                 << " chunks; keyword " << k.index_status.keyword << ", vector "
                 << k.index_status.vector << "\n";
+      print_vectors_human(k);
+    }
   });
 }
 

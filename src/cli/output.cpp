@@ -65,7 +65,42 @@ json to_json(const KbInfo& k) {
           {"updated_at", k.updated_at},
           {"index_status", to_json(k.index_status)},
           {"revision", k.revision},
-          {"config_revision", k.config_revision}};
+          {"config_revision", k.config_revision},
+          {"vectors", to_json(k.vectors)}};
+}
+
+void print_vectors_human(const KbInfo& k) {
+  const auto& v = k.vectors;
+  if (v.serving_revision.empty() && v.building_revision.empty()) return;
+  std::cout << "  vectors: " << v.ready << "/" << v.documents << " documents ready";
+  if (v.stale) std::cout << ", " << v.stale << " stale";
+  if (v.pending - v.stale > 0) std::cout << ", " << v.pending - v.stale << " pending";
+  if (v.failed) std::cout << ", " << v.failed << " failed";
+  std::cout << "; serving revision " << v.serving_revision;
+  if (!v.building_revision.empty()) std::cout << ", building " << v.building_revision;
+  std::cout << "\n";
+  for (const auto& f : v.failures)
+    std::cout << "    failed " << f.doc_id << "  [" << f.code << "] " << f.message << "\n";
+  if (v.pending > 0)
+    std::cout << "    run `quarry reindex --kb " << k.name << "` to embed what is pending\n";
+}
+
+json to_json(const VectorIndexInfo& v) {
+  json failures = json::array();
+  for (const auto& f : v.failures)
+    failures.push_back(
+        {{"doc_id", f.doc_id}, {"code", f.code}, {"message", f.message}, {"at", f.at}});
+  auto rev = [](const std::string& r) { return r.empty() ? json(nullptr) : json(r); };
+  return {{"serving_revision", rev(v.serving_revision)},
+          {"building_revision", rev(v.building_revision)},
+          {"previous_revision", rev(v.previous_revision)},
+          {"documents", v.documents},
+          {"ready", v.ready},
+          {"stale", v.stale},
+          {"pending", v.pending},
+          {"failed", v.failed},
+          {"stored_vectors", v.stored},
+          {"failures", failures}};
 }
 
 json to_json(const Document& d) {

@@ -28,6 +28,9 @@ nlohmann::json error_json(const Error& e);
 bool stderr_is_tty();
 
 nlohmann::json to_json(const KbInfo& k);
+nlohmann::json to_json(const VectorIndexInfo& v);
+// "vectors: 10/12 documents ready, 2 pending; serving revision ..." (nothing without vectors).
+void print_vectors_human(const KbInfo& k);
 nlohmann::json to_json(const Document& d);
 nlohmann::json to_json(const Hit& h);
 nlohmann::json to_json(const IndexStatus& s);

@@ -11,7 +11,7 @@ struct CodeInfo {
   int exit;
 };
 // Exit statuses are part of the CLI contract: append, never renumber.
-constexpr std::array<CodeInfo, 22> kCodes{{
+constexpr std::array<CodeInfo, 25> kCodes{{
     {Code::ok, "ok", 0},
     {Code::invalid_argument, "invalid_argument", 2},
     {Code::not_found, "not_found", 3},
@@ -33,6 +33,9 @@ constexpr std::array<CodeInfo, 22> kCodes{{
     {Code::upstream_error, "upstream_error", 19},
     {Code::timeout, "timeout", 21},  // 20 is ingest's "some files failed"
     {Code::blocked_address, "blocked_address", 22},
+    {Code::content_too_large, "content_too_large", 23},
+    {Code::input_rejected, "input_rejected", 24},
+    {Code::cancelled, "cancelled", 130},  // as a shell reports SIGINT
     {Code::internal, "internal", 1},
 }};
 }  // namespace

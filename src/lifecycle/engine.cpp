@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "catalog/catalog.h"
+#include "catalog/embed_cache.h"
 #include "catalog/writer_lock.h"
 #include "core/filter.h"
 #include "core/kb_config.h"
@@ -17,6 +18,7 @@
 #include "lifecycle/ingest.h"
 #include "lifecycle/layout.h"
 #include "lifecycle/retrieval.h"
+#include "lifecycle/scheduler.h"
 #include "lifecycle/vectors.h"
 #include "lifecycle/walk.h"
 
@@ -60,8 +62,8 @@ Document to_document(const catalog::DocumentRow& r, const lifecycle::Layout& lay
   d.chunk_count = r.chunk_count;
   d.created_at = core::iso8601_utc(r.created_at);
   d.updated_at = core::iso8601_utc(r.updated_at);
-  d.index_status.keyword = "ready";  // written in the document's own transaction
-  d.index_status.vector = "not_built";
+  d.index_status.keyword = "ready";     // written in the document's own transaction
+  d.index_status.vector = "not_built";  // the engine fills in the vector status
   d.markdown_path = layout.markdown_path(r.kb, r.id);
   d.raw_path = layout.raw_path(r.kb, r.id, r.raw_ext);
   return d;
@@ -104,7 +106,12 @@ class EngineImpl final : public Engine {
     vectors_->for_kb(name, config);  // unknown provider/store ids fail before anything is made
     catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
     std::error_code ec;
-    if (!cat_->find_kb(name)) fs::remove_all(layout_.kb_dir(name), ec);  // orphan of a crash
+    if (!cat_->find_kb(name)) {
+      // Orphans of a crash between a delete's catalog commit and its cleanup: files, and
+      // vectors a store still keeps under this name (never let them into the new KB).
+      fs::remove_all(layout_.kb_dir(name), ec);
+      vectors_->delete_kb(name, config);
+    }
     cat_->create_kb(name, core::kb_config_to_json(config).dump(), audit("kb.create", name, name));
     fs::create_directories(layout_.docs_dir(name), ec);
     fs::create_directories(layout_.raw_dir(name), ec);
@@ -120,7 +127,8 @@ class EngineImpl final : public Engine {
   KbInfo describe_kb(const std::string& name) override { return info(cat_->get_kb(name)); }
 
   KbInfo set_kb(const std::string& name,
-                const std::vector<std::pair<std::string, std::string>>& settings) override {
+                const std::vector<std::pair<std::string, std::string>>& settings,
+                bool cutover_immediate) override {
     if (settings.empty())
       throw Error(Code::invalid_argument, "nothing to set: pass key=value pairs",
                   {{"field", "settings"}});
@@ -146,18 +154,20 @@ class EngineImpl final : public Engine {
     // Chunk every document under the new settings first: if one would fail (too_many_chunks,
     // ...), nothing is changed, rather than half the KB chunked one way and half the other.
     if (rechunk) rechunk_all(name, after, /*dry_run=*/true);
-    auto& vb = vectors_->for_kb(name, before);
-    auto& va = vectors_->for_kb(name, after);
-    const bool reembed = va.provider && (!vb.provider || vb.scope.revision != va.scope.revision ||
-                                         before.store.id != after.store.id);
     cat_->update_kb_config(name, core::kb_config_to_json(after).dump(), a);
     if (rechunk) rechunk_all(name, after, /*dry_run=*/false);
-    if (vb.provider && !va.provider) vectors_->delete_kb(name, before);
-    // Synchronous for now: every document is embedded under the new revision, then the old
-    // revision's vectors go (the lifecycle issue makes this a background blue-green build).
-    if (reembed && va.usable()) {
-      reembed_all(name, after);
-      vectors_->drop_other_revisions(name, after);
+    // The new revision builds in the background (reindex / serve); until it is complete the
+    // serving one answers. A chunking change re-chunks the keyword index at once, so the old
+    // vectors no longer match the chunks: it switches immediately (unchanged chunk text is
+    // still never re-embedded, thanks to the embedding cache).
+    auto plan = vectors_->plan(name, after, cutover_immediate || rechunk);
+    if (plan.building) {
+      auto ev = audit("reembed_started", name, plan.building->revision);
+      ev.details_json = json{{"kb", name},
+                             {"previous", plan.serving ? plan.serving->revision : ""},
+                             {"new", plan.building->revision}}
+                            .dump();
+      cat_->log_event(ev);
     }
     return describe_kb(name);
   }
@@ -207,7 +217,7 @@ class EngineImpl final : public Engine {
     KbConfig config = kb_config(kb);
     catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
     IngestItem item = lifecycle::ingest_document(ctx(), config, kb, filename, bytes, opts, nullptr);
-    embed_item(kb, config, item);
+    mark_pending(kb, config, item);
     return item;
   }
 
@@ -227,9 +237,8 @@ class EngineImpl final : public Engine {
   }
 
   Document get_document(const std::string& kb, const std::string& id) override {
-    Document d = to_document(doc_row(kb, id), layout_);
-    KbConfig config = kb_config(kb);
-    return with_vectors(std::move(d), config, vectors_->has_document(kb, config, id));
+    auto row = doc_row(kb, id);
+    return with_vectors(to_document(row, layout_), kb_config(kb), row);
   }
 
   std::string read_markdown(const std::string& kb, const std::string& id) override {
@@ -246,7 +255,7 @@ class EngineImpl final : public Engine {
     auto row = doc_row(kb, id);
     std::string body = convert::clean_markdown(markdown);
     auto out = lifecycle::rewrite_document(ctx(), config, row, body, nullptr, "document.edit");
-    return with_vectors(to_document(out, layout_), config, reembed_quietly(kb, config, id));
+    return with_vectors(to_document(out, layout_), config, out);
   }
 
   Document reconvert_document(const std::string& kb, const std::string& id) override {
@@ -259,7 +268,7 @@ class EngineImpl final : public Engine {
     if (!conv.title.empty()) row.title = conv.title;
     auto out = lifecycle::rewrite_document(ctx(), config, row, conv.markdown, nullptr,
                                            "document.reconvert");
-    return with_vectors(to_document(out, layout_), config, reembed_quietly(kb, config, id));
+    return with_vectors(to_document(out, layout_), config, out);
   }
 
   void delete_document(const std::string& kb, const std::string& id) override {
@@ -267,7 +276,7 @@ class EngineImpl final : public Engine {
     auto row = doc_row(kb, id);
     KbConfig config = kb_config(kb);
     cat_->delete_document(kb, id, audit("document.delete", kb, id));
-    vectors_->delete_document(kb, config, id);
+    vectors_->delete_document(kb, config, id);  // then its coordinates (orphans if we die here)
     lifecycle::remove_file_quietly(layout_.markdown_path(kb, id));
     lifecycle::remove_file_quietly(layout_.raw_path(kb, id, row.raw_ext));
   }
@@ -286,6 +295,15 @@ class EngineImpl final : public Engine {
       lifecycle::remove_file_quietly(layout_.raw_path(kb, id, ext[id]));
     }
     return ids;
+  }
+
+  // --- index lifecycle ---------------------------------------------------------------------
+
+  ReindexReport reindex(const std::string& kb, const ReindexOptions& opts) override {
+    KbConfig config = kb_config(kb);
+    if (!cache_) cache_ = catalog::EmbedCache::open(layout_.data_dir + "/cache/embeddings.db");
+    lifecycle::Scheduler sched(*vectors_, *cache_, opts_.lock_timeout_ms);
+    return sched.sweep(kb, config, opts, audit("", kb, ""));
   }
 
   // --- retrieval ---------------------------------------------------------------------------
@@ -331,7 +349,7 @@ class EngineImpl final : public Engine {
     return s;
   }
 
-  KbInfo info(const catalog::KbRow& kb) const {
+  KbInfo info(const catalog::KbRow& kb) {
     KbInfo i;
     i.name = kb.name;
     i.config = core::kb_config_from_json(json::parse(kb.config_json));
@@ -344,10 +362,11 @@ class EngineImpl final : public Engine {
     i.created_at = core::iso8601_utc(kb.created_at);
     i.updated_at = core::iso8601_utc(kb.updated_at);
     i.index_status = scope_status(st.documents > 0);
-    i.index_status.vector = vectors_->kb_status(kb.name, i.config, st.chunks);
+    i.index_status.vector = vectors_->kb_status(kb.name, i.config);
     auto& v = vectors_->for_kb(kb.name, i.config);
     i.config_revision = core::config_revision(i.config);
     i.revision = v.provider ? v.scope.revision : core::revision(i.config, "");
+    i.vectors = vectors_->kb_info(kb.name, i.config);
     return i;
   }
 
@@ -383,7 +402,7 @@ class EngineImpl final : public Engine {
       IngestItem item =
           lifecycle::ingest_document(ctx(), config, kb, e.relative, bytes, opts, batch_chunks);
       item.path = e.relative;
-      embed_item(kb, config, item);
+      mark_pending(kb, config, item);
       return item;
     } catch (const Error& err) {
       failed.code = code_name(err.code());
@@ -395,52 +414,17 @@ class EngineImpl final : public Engine {
     return failed;
   }
 
-  // Embeds an ingested document (KBs with an embedder). A failure is reported on the item and
-  // leaves the document and its keyword index in place.
-  void embed_item(const std::string& kb, const KbConfig& config, IngestItem& item) {
-    if (item.status == "failed" || item.doc_id.empty()) return;
-    auto& v = vectors_->for_kb(kb, config);
-    if (!v.provider) return;
-    try {
-      if (item.status != "unchanged" || !v.store->has(v.scope, item.doc_id))
-        vectors_->index_document(kb, config, item.doc_id);
-      item.vector_status = "ready";
-    } catch (const Error& e) {
-      item.vector_status = "failed";
-      item.vector_code = code_name(e.code());
-      item.vector_message = e.message();
-    }
+  // Vectors are the scheduler's (SPEC §7): an ingested document is pending until a sweep
+  // (reindex, serve, --wait) embeds it.
+  void mark_pending(const std::string& kb, const KbConfig& config, IngestItem& item) {
+    if (item.status == "failed" || item.doc_id.empty() || config.embedder.provider.empty()) return;
+    if (auto row = cat_->find_document(kb, item.doc_id))
+      item.vector_status = vectors_->document_status(kb, config, *row);
   }
 
-  // After an edit or reconvert: true when the document's vectors are current.
-  bool reembed_quietly(const std::string& kb, const KbConfig& config, const std::string& id) {
-    auto& v = vectors_->for_kb(kb, config);
-    if (!v.provider) return false;
-    try {
-      vectors_->index_document(kb, config, id);
-      return true;
-    } catch (const Error&) {
-      // The edit is committed; its vectors are missing and the status says so.
-      vectors_->delete_document(kb, config, id);
-      return false;
-    }
-  }
-
-  Document with_vectors(Document d, const KbConfig& config, bool has_vectors) const {
-    d.index_status.vector = config.embedder.provider.empty() ? "not_built"
-                            : has_vectors                    ? "ready"
-                                                             : "not_built";
+  Document with_vectors(Document d, const KbConfig& config, const catalog::DocumentRow& row) {
+    d.index_status.vector = vectors_->document_status(d.kb, config, row);
     return d;
-  }
-
-  void reembed_all(const std::string& kb, const KbConfig& config) {
-    std::string cursor;
-    while (true) {
-      auto rows = cat_->list_documents(kb, cursor, 500);
-      if (rows.empty()) break;
-      for (const auto& row : rows) vectors_->index_document(kb, config, row.id);
-      cursor = rows.back().id;
-    }
   }
 
   void rechunk_all(const std::string& kb, const KbConfig& config, bool dry_run) {
@@ -464,7 +448,7 @@ class EngineImpl final : public Engine {
           }
           continue;
         }
-        // Vectors follow in set_kb(): new chunking is a new revision.
+        // New chunking is a new revision: set_kb() plans it, the scheduler embeds it.
         lifecycle::rewrite_document(ctx(), config, row, body, nullptr, "document.rechunk");
       }
       cursor = rows.back().id;
@@ -476,6 +460,7 @@ class EngineImpl final : public Engine {
   std::unique_ptr<catalog::Catalog> cat_;
   std::unique_ptr<chunk::Tokenizer> tokenizer_;
   std::unique_ptr<lifecycle::Vectors> vectors_;
+  std::unique_ptr<catalog::EmbedCache> cache_;  // opened by the first reindex
 };
 
 SearchResponse EngineImpl::search(const SearchRequest& r) {

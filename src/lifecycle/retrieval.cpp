@@ -46,7 +46,9 @@ SearchResponse Retrieval::search(const SearchRequest& r, const KbConfig& config)
     resp.hits = grep_as_hits(r, config);
   } else {
     KbVectors* vec = nullptr;
-    if (mode != "keyword") vec = &vectors_.for_kb(r.kb, config);
+    // The serving revision answers (SPEC §7): during a blue-green build, the previous
+    // embedder embeds the query and only the previous revision's vectors are searched.
+    if (mode != "keyword") vec = &vectors_.serving(r.kb, config);
     const std::string why = vec ? vec->unavailable : "";
     if (mode == "vector" && !vec->usable())
       throw Error(
@@ -71,7 +73,7 @@ SearchResponse Retrieval::search(const SearchRequest& r, const KbConfig& config)
   resp.mode = mode;
   resp.index_status.keyword = cat_.has_documents(r.kb, filter) ? "ready" : "not_built";
   if (!config.embedder.provider.empty())
-    resp.index_status.vector = vectors_.kb_status(r.kb, config, cat_.chunk_count(r.kb));
+    resp.index_status.vector = vectors_.kb_status(r.kb, config, filter);
   return resp;
 }
 

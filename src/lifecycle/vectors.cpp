@@ -5,6 +5,7 @@
 
 #include "core/kb_config.h"
 #include "core/secret_store.h"
+#include "core/util.h"
 #include "embed/provider.h"
 #include "quarry/error.h"
 
@@ -30,6 +31,21 @@ embed::ProviderContext provider_context(const std::string& data_dir) {
 // store at all.
 bool may_have_vectors(const KbConfig& config) {
   return !config.embedder.provider.empty() || std::getenv("QUARRY_EMBEDDING_PROVIDER") != nullptr;
+}
+
+KbConfig parse_snapshot(const std::string& text) {
+  return core::kb_config_from_json(json::parse(text));
+}
+
+// failed > building > not_built > stale > ready; an empty scope is not_built.
+std::string aggregate(const catalog::VectorCounts& c, bool building) {
+  if (c.documents == 0) return "not_built";
+  if (c.failed > 0) return "failed";
+  const std::int64_t not_built = c.pending() - c.stale;
+  if (building && c.pending() > 0) return "building";
+  if (not_built > 0) return "not_built";
+  if (c.stale > 0) return "stale";
+  return "ready";
 }
 
 }  // namespace
@@ -80,55 +96,219 @@ KbVectors& Vectors::for_kb(const std::string& kb, const KbConfig& config) {
                   "embedding mode 'plugin' needs a store that embeds on write; '" + v->store->id() +
                       "' does not (use platform or auto)",
                   {{"field", "store.embedding_mode"}});
+    v->model = v->provider->identity();
     v->scope.kb = kb;
     v->scope.dimensions = v->provider->dimensions();
-    v->scope.revision = core::revision(config, v->provider->identity());
+    v->scope.revision = core::revision(config, v->model);
   }
   return *kbs_.emplace(key, std::move(v)).first->second;
 }
 
-void Vectors::index_document(const std::string& kb, const KbConfig& config,
-                             const std::string& doc_id) {
-  KbVectors& v = for_kb(kb, config);
-  if (!v.provider) return;  // a KB without an embedder has nothing to do
-  if (!v.unavailable.empty())
-    throw Error(Code::engine_unavailable, "cannot embed: " + v.unavailable);
-  auto doc = cat_.find_document(kb, doc_id);
-  if (!doc) return;  // deleted meanwhile
-  auto chunks = cat_.chunks_of(kb, doc_id);
-  std::vector<std::string> texts;
-  texts.reserve(chunks.size());
-  for (const auto& c : chunks) texts.push_back(c.text);
-  auto vecs = v.provider->embed_documents(texts);
-  if (vecs.size() != chunks.size())
-    throw Error(Code::upstream_error, "embedder '" + v.provider->id() + "' returned " +
-                                          std::to_string(vecs.size()) + " vectors for " +
-                                          std::to_string(chunks.size()) + " chunks");
-  store::DocumentVectors dv;
-  dv.doc_id = doc_id;
-  dv.metadata = json::parse(doc->metadata_json, nullptr, false);
-  if (dv.metadata.is_discarded() || !dv.metadata.is_object()) dv.metadata = json::object();
-  for (std::size_t i = 0; i < chunks.size(); ++i)
-    dv.chunks.push_back({chunks[i].index, chunks[i].chunk_id, std::move(vecs[i]), ""});
-  v.store->upsert(v.scope, dv);
+KbVectors& Vectors::serving(const std::string& kb, const KbConfig& config) {
+  auto s = cat_.revision_in_state(kb, "serving");
+  if (!s) return for_kb(kb, config);
+  KbVectors& current = for_kb(kb, config);
+  if (current.provider && current.scope.revision == s->revision) return current;
+  return for_kb(kb, parse_snapshot(s->config_json));
 }
 
-bool Vectors::has_document(const std::string& kb, const KbConfig& config,
-                           const std::string& doc_id) {
-  KbVectors& v = for_kb(kb, config);
-  return v.provider && v.store && v.store->has(v.scope, doc_id);
+catalog::RevisionRow Vectors::row_for(const KbVectors& v, const KbConfig& config,
+                                      const std::string& state) const {
+  catalog::RevisionRow r;
+  r.revision = v.scope.revision;
+  r.config_revision = core::config_revision(config);
+  r.config_json = core::kb_config_to_json(config).dump();
+  r.model = v.model;
+  r.dimensions = v.scope.dimensions;
+  r.store_id = v.store ? v.store->id() : "";
+  r.state = state;
+  return r;
 }
 
-std::string Vectors::kb_status(const std::string& kb, const KbConfig& config, std::int64_t chunks) {
-  KbVectors& v = for_kb(kb, config);
-  if (!v.provider || !v.store || chunks == 0) return "not_built";
-  return v.store->count(v.scope) >= chunks ? "ready" : "not_built";
+void Vectors::drop_revision(const std::string& kb, const catalog::RevisionRow& r,
+                            const std::string& keep) {
+  // The port deletes "every revision but one": callers keep at most two revisions, so the one
+  // kept is the other one.
+  KbVectors& v = for_kb(kb, parse_snapshot(r.config_json));
+  if (v.store) v.store->delete_other_revisions(kb, keep);
+  cat_.delete_revision(kb, r.revision);
+}
+
+RevisionPlan Vectors::plan(const std::string& kb, const KbConfig& config, bool immediate,
+                           bool collect_previous) {
+  KbVectors& t = for_kb(kb, config);
+  auto rows = cat_.revisions(kb);
+  RevisionPlan out;
+  if (!t.provider) {
+    // The embedder was removed: no vectors serve any more.
+    if (!rows.empty()) {
+      for (const auto& r : rows) {
+        KbVectors& v = for_kb(kb, parse_snapshot(r.config_json));
+        if (v.store) v.store->delete_kb(kb);
+        cat_.delete_revision(kb, r.revision);
+      }
+    }
+    return out;
+  }
+  const std::string target = t.scope.revision;
+  std::optional<catalog::RevisionRow> serving, other;
+  for (auto& r : rows) {
+    if (r.state == "serving" && !serving)
+      serving = r;
+    else if (other)
+      drop_revision(kb, r, serving ? serving->revision : target);  // never more than two
+    else
+      other = r;
+  }
+  if (!serving) {
+    // First embedder (or a data dir from before revisions were tracked): serve the target.
+    if (other && other->revision != target) {
+      drop_revision(kb, *other, target);
+      other.reset();
+    }
+    cat_.put_revision(kb, row_for(t, config, "serving"));
+    out.serving = cat_.revision_in_state(kb, "serving");
+    return out;
+  }
+  if (serving->revision == target) {
+    if (other && other->state == "building") {  // the config went back: cancel the build
+      drop_revision(kb, *other, target);
+      other.reset();
+    }
+    if (other && collect_previous) {
+      drop_revision(kb, *other, target);
+      other.reset();
+    }
+    // Settings outside the revision (timeouts, keys...) follow the config.
+    auto row = row_for(t, config, "serving");
+    row.created_at = serving->created_at;
+    row.completed_at = serving->completed_at;
+    if (row.config_json != serving->config_json) cat_.put_revision(kb, row);
+    out.serving = cat_.revision_in_state(kb, "serving");
+    if (other) out.previous = other;
+    return out;
+  }
+  // The revision changed. Vectors of the serving revision keep answering while the new one
+  // builds, unless there are none to keep, the store changed, or the caller wants it now.
+  const bool serving_has_vectors = cat_.vector_counts(kb, serving->revision, "").ready > 0;
+  const bool store_changed = t.store && serving->store_id != t.store->id();
+  if (immediate || !serving_has_vectors || store_changed) {
+    if (store_changed) {
+      KbVectors& old = for_kb(kb, parse_snapshot(serving->config_json));
+      if (old.store) old.store->delete_kb(kb);
+      cat_.delete_revision(kb, serving->revision);
+      if (other) cat_.delete_revision(kb, other->revision);
+      other.reset();
+    } else {
+      drop_revision(kb, *serving, target);
+      if (other && other->revision != target) drop_revision(kb, *other, target);
+    }
+    auto row = row_for(t, config, "serving");
+    if (other && other->revision == target) row.created_at = other->created_at;
+    cat_.put_revision(kb, row);
+    out.serving = cat_.revision_in_state(kb, "serving");
+    return out;
+  }
+  if (other && other->revision != target) {
+    drop_revision(kb, *other, serving->revision);  // a third space never exists
+    other.reset();
+  }
+  auto row = row_for(t, config, "building");
+  if (other) row.created_at = other->created_at;  // switching back: its vectors still count
+  cat_.put_revision(kb, row);
+  if (other && cat_.vector_counts(kb, target, "").pending() == 0) {
+    // Switching back to a revision that is still complete: instant, nothing to build.
+    cut_over(kb, *cat_.revision_in_state(kb, "building"), "");
+    out.serving = cat_.revision_in_state(kb, "serving");
+    out.previous = cat_.revision_in_state(kb, "previous");
+    return out;
+  }
+  out.serving = serving;
+  out.building = cat_.revision_in_state(kb, "building");
+  return out;
+}
+
+void Vectors::cut_over(const std::string& kb, const catalog::RevisionRow& building,
+                       const std::string& /*actor_surface*/) {
+  auto serving = cat_.revision_in_state(kb, "serving");
+  if (serving) cat_.set_revision_state(kb, serving->revision, "previous");
+  cat_.set_revision_state(kb, building.revision, "serving");
+}
+
+std::string Vectors::document_status(const std::string& kb, const KbConfig& config,
+                                     const catalog::DocumentRow& doc) {
+  KbVectors& t = for_kb(kb, config);
+  if (!t.provider) return "not_built";
+  if (in_flight_.count(doc.id)) return "building";
+  auto s = cat_.revision_in_state(kb, "serving");
+  bool ready = false, stale = false;
+  for (const auto& c : cat_.coordinates_of(kb, doc.id)) {
+    if (c.content_sha256 != doc.content_sha256) continue;
+    if (c.revision == t.scope.revision) ready = true;
+    if (s && c.revision == s->revision && s->revision != t.scope.revision) stale = true;
+  }
+  if (ready) return "ready";
+  for (const auto& f : cat_.failures(kb, t.scope.revision, 1 << 20))
+    if (f.doc_id == doc.id) return "failed";
+  return stale ? "stale" : "not_built";
+}
+
+std::string Vectors::kb_status(const std::string& kb, const KbConfig& config,
+                               const core::Filter& filter) {
+  KbVectors& t = for_kb(kb, config);
+  if (!t.provider) return "not_built";
+  auto s = cat_.revision_in_state(kb, "serving");
+  const std::string older = s && s->revision != t.scope.revision ? s->revision : "";
+  const bool building = building_kbs_.count(kb) > 0;
+  if (!filter.empty())
+    return aggregate(cat_.vector_counts(kb, t.scope.revision, older, filter), building);
+  // Unfiltered (every search without a filter): cached until a document or lifecycle write.
+  auto gens = cat_.generations(kb);
+  const std::string key = t.scope.revision + "|" + older;
+  auto& c = status_cache_[kb];
+  if (c.generations != gens || c.key != key || c.generations.first == 0) {
+    c.counts = cat_.vector_counts(kb, t.scope.revision, older);
+    c.generations = gens;
+    c.key = key;
+  }
+  return aggregate(c.counts, building);
+}
+
+VectorIndexInfo Vectors::kb_info(const std::string& kb, const KbConfig& config) {
+  VectorIndexInfo i;
+  KbVectors& t = for_kb(kb, config);
+  if (!t.provider) return i;
+  for (const auto& r : cat_.revisions(kb)) {
+    if (r.state == "serving") i.serving_revision = r.revision;
+    if (r.state == "building") i.building_revision = r.revision;
+    if (r.state == "previous") i.previous_revision = r.revision;
+  }
+  const std::string older = !i.serving_revision.empty() && i.serving_revision != t.scope.revision
+                                ? i.serving_revision
+                                : "";
+  auto c = cat_.vector_counts(kb, t.scope.revision, older);
+  i.documents = c.documents;
+  i.ready = c.ready;
+  i.stale = c.stale;
+  i.failed = c.failed;
+  i.pending = c.pending();
+  for (const auto& f : cat_.failures(kb, t.scope.revision, 100))
+    i.failures.push_back({f.doc_id, f.code, f.message, core::iso8601_utc(f.at)});
+  KbVectors& s = serving(kb, config);
+  if (s.store) i.stored = s.store->count(s.scope);
+  return i;
 }
 
 void Vectors::delete_document(const std::string& kb, const KbConfig& config,
                               const std::string& doc_id) {
-  if (!may_have_vectors(config)) return;
-  store_for(config).delete_document(kb, doc_id);
+  if (may_have_vectors(config)) {
+    store_for(config).delete_document(kb, doc_id);
+    for (const auto& r : cat_.revisions(kb)) {  // a revision kept in another store
+      KbVectors& v = for_kb(kb, parse_snapshot(r.config_json));
+      if (v.store && v.store != &store_for(config)) v.store->delete_document(kb, doc_id);
+    }
+  }
+  cat_.delete_coordinates(kb, doc_id);
 }
 
 void Vectors::delete_kb(const std::string& kb, const KbConfig& config) {
@@ -136,9 +316,10 @@ void Vectors::delete_kb(const std::string& kb, const KbConfig& config) {
   store_for(config).delete_kb(kb);
 }
 
-void Vectors::drop_other_revisions(const std::string& kb, const KbConfig& config) {
-  KbVectors& v = for_kb(kb, config);
-  if (v.store) v.store->delete_other_revisions(kb, v.scope.revision);
+int Vectors::collect_orphans(const std::string& kb, const KbConfig& config) {
+  auto ids = cat_.orphaned_coordinates(kb);
+  for (const auto& id : ids) delete_document(kb, config, id);
+  return static_cast<int>(ids.size());
 }
 
 }  // namespace quarry::lifecycle

@@ -1,18 +1,24 @@
-// The vector half of a KB (SPEC §5, §6): which embedder and store serve it, embedding a
-// document's chunks into the store under the KB's current revision, and removing them again.
+// The vector half of a KB (SPEC §1, §5–§7): which embedder and store serve it, which
+// revisions (vector spaces) it has and in which state, and what every document's vector index
+// status is.
 //
-// For now embedding is synchronous, right after the document's keyword indexing commits (the
-// lifecycle issue moves it to a background scheduler). A document whose embedding fails keeps
-// its keyword index: the failure is reported on the ingest item, never loses the document.
+// A KB has at most two revisions with vectors at any time: the `serving` one, which answers
+// vector queries (embedded with its own embedder: a query never meets vectors of another
+// revision), and either one `building` (a blue-green re-embedding after the embedder changed)
+// or one `previous` (kept after a cut-over, so switching back is instant, until the next
+// reconciliation collects it). The revisions table holds the config each one was made with.
 #pragma once
 
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 
 #include "catalog/catalog.h"
 #include "core/filter.h"
 #include "quarry/config.h"
+#include "quarry/types.h"
 #include "search/semantic.h"
 #include "store/vector_store.h"
 
@@ -22,15 +28,23 @@ class EmbeddingProvider;
 
 namespace quarry::lifecycle {
 
-// A KB's embedder and store, resolved from its config through the selection chains.
+// A KB's embedder and store for one config, resolved through the selection chains.
 struct KbVectors {
   std::shared_ptr<embed::EmbeddingProvider> provider;  // null: no embedder
   std::string unavailable;  // why the KB cannot embed now ("" when it can)
   store::VectorStore* store = nullptr;
-  store::Scope scope;  // kb, current revision, dimensions
+  store::Scope scope;  // kb, revision, dimensions
+  std::string model;   // the embedder identity
 
   bool usable() const { return provider && store && unavailable.empty(); }
   search::VectorSource source() const { return {provider.get(), store, &scope}; }
+};
+
+// The KB's revisions after plan(): what serves, what builds.
+struct RevisionPlan {
+  std::optional<catalog::RevisionRow> serving;
+  std::optional<catalog::RevisionRow> building;
+  std::optional<catalog::RevisionRow> previous;
 };
 
 class Vectors {
@@ -38,31 +52,71 @@ class Vectors {
   Vectors(std::string data_dir, catalog::Catalog& cat);
   ~Vectors();
 
-  // Resolves (and caches per config) the KB's embedder and store. Never throws for an
-  // unavailable embedder: `unavailable` says why. Throws for a config that cannot work at all
-  // (unknown provider or store id, an operator pin that is missing).
+  // Resolves (and caches per config) an embedder and store. Never throws for an unavailable
+  // embedder: `unavailable` says why. Throws for a config that cannot work at all (unknown
+  // provider or store id, an operator pin that is missing).
   KbVectors& for_kb(const std::string& kb, const KbConfig& config);
+  // The vectors that answer queries: the serving revision's (made with its own config),
+  // or the current config's when nothing serves yet.
+  KbVectors& serving(const std::string& kb, const KbConfig& config);
 
-  // Embeds every chunk of the document and replaces its vectors. Throws on failure.
-  void index_document(const std::string& kb, const KbConfig& config, const std::string& doc_id);
-  // Whether the document has vectors under the KB's current revision.
-  bool has_document(const std::string& kb, const KbConfig& config, const std::string& doc_id);
-  // "ready" when every chunk of the KB has a vector under the current revision, else
-  // "not_built" (SPEC §1; the lifecycle issue adds stale/failed tracking per document).
-  std::string kb_status(const std::string& kb, const KbConfig& config, std::int64_t chunks);
+  // Brings the revisions table in line with `config` (the caller holds the writer lock):
+  // creates the serving revision of a KB that has none, starts a blue-green build when the
+  // revision changed and the serving one has vectors (or switches at once when it has none,
+  // when `immediate`, or when the store changed), cancels a build the config went back from,
+  // and drops revisions beyond the two allowed. `collect_previous` also drops the revision a
+  // cut-over left behind. Only these destructive steps happen here; embedding is the
+  // scheduler's.
+  RevisionPlan plan(const std::string& kb, const KbConfig& config, bool immediate = false,
+                    bool collect_previous = false);
+  // Makes a complete building revision the serving one (the old one becomes previous).
+  void cut_over(const std::string& kb, const catalog::RevisionRow& building,
+                const std::string& actor_surface);
 
+  // Index status (SPEC §1) of one document / of the KB's documents matching `filter`,
+  // worst case wins. `building` marks what a sweep in this process is working on.
+  std::string document_status(const std::string& kb, const KbConfig& config,
+                              const catalog::DocumentRow& doc);
+  std::string kb_status(const std::string& kb, const KbConfig& config,
+                        const core::Filter& filter = {});
+  VectorIndexInfo kb_info(const std::string& kb, const KbConfig& config);
+
+  // Forgets a document's vectors in every revision, then its coordinates.
   void delete_document(const std::string& kb, const KbConfig& config, const std::string& doc_id);
   void delete_kb(const std::string& kb, const KbConfig& config);
-  // After a revision change: drops vectors of every other revision.
-  void drop_other_revisions(const std::string& kb, const KbConfig& config);
+  // Drops vectors (and coordinates) of documents that no longer exist; returns how many.
+  int collect_orphans(const std::string& kb, const KbConfig& config);
+
+  // A sweep in this process marks the KB (and the documents in flight) as building.
+  void set_building(const std::string& kb, bool on) {
+    if (on)
+      building_kbs_.insert(kb);
+    else
+      building_kbs_.erase(kb);
+  }
+  std::set<std::string>& in_flight() { return in_flight_; }
+
+  catalog::Catalog& catalog() { return cat_; }
+  const std::string& data_dir() const { return data_dir_; }
 
  private:
   store::VectorStore& store_for(const KbConfig& config);
+  catalog::RevisionRow row_for(const KbVectors& v, const KbConfig& config,
+                               const std::string& state) const;
+  void drop_revision(const std::string& kb, const catalog::RevisionRow& r, const std::string& keep);
 
   std::string data_dir_;
   catalog::Catalog& cat_;
   std::map<std::string, std::unique_ptr<store::VectorStore>> stores_;  // by id + settings
   std::map<std::string, std::unique_ptr<KbVectors>> kbs_;              // by kb + config
+  std::set<std::string> building_kbs_;
+  std::set<std::string> in_flight_;  // document ids a sweep is embedding now
+  struct CachedStatus {
+    std::pair<std::int64_t, std::int64_t> generations;
+    std::string key;
+    catalog::VectorCounts counts;
+  };
+  std::map<std::string, CachedStatus> status_cache_;  // by kb
 };
 
 }  // namespace quarry::lifecycle

@@ -34,6 +34,9 @@ const std::map<Code, std::pair<std::string, int>>& expected() {
       {Code::upstream_error, {"upstream_error", 19}},
       {Code::timeout, {"timeout", 21}},
       {Code::blocked_address, {"blocked_address", 22}},
+      {Code::content_too_large, {"content_too_large", 23}},
+      {Code::input_rejected, {"input_rejected", 24}},
+      {Code::cancelled, {"cancelled", 130}},
       {Code::internal, {"internal", 1}},
   };
   return m;

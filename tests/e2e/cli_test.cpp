@@ -514,9 +514,29 @@ TEST_F(CliTest, EmbedderKbServesVectorAndHybridAcrossProcesses) {
                               "# Rockets\n\nA launch vehicle burns kerosene to reach orbit.\n");
   quarry::testing::write_file(docs + "/bread.md",
                               "# Bread\n\nSourdough dough proofs overnight with a starter.\n");
+  // Without --wait, ingest leaves the vectors pending: vector search has nothing yet and
+  // says so, and `status` names the pending documents.
   auto ing = cli.json({"ingest", docs, "--kb", "sem"});
   ASSERT_EQ(ing.status, 0) << ing.out << ing.err;
-  for (const auto& item : ing.json["items"]) EXPECT_EQ(item["vector_status"], "ready") << item;
+  for (const auto& item : ing.json["items"]) EXPECT_EQ(item["vector_status"], "not_built") << item;
+  auto early = cli.json({"search", "rocket orbit launches", "--kb", "sem", "--mode", "vector"});
+  ASSERT_EQ(early.status, 0) << early.err;
+  EXPECT_TRUE(early.json["hits"].empty());
+  EXPECT_EQ(early.json["index_status"]["vector"], "not_built");
+  auto st = cli.json({"status", "--kb", "sem"});
+  EXPECT_EQ(st.json["knowledge_bases"][0]["vectors"]["pending"], 2) << st.out;
+
+  // `reindex` embeds them; a second `ingest --wait` of the same files has nothing to do.
+  auto re = cli.json({"reindex", "--kb", "sem"});
+  ASSERT_EQ(re.status, 0) << re.out << re.err;
+  EXPECT_EQ(re.json["reindex"][0]["documents"], 2) << re.out;
+  EXPECT_EQ(re.json["reindex"][0]["pending"], 0);
+  auto again = cli.json({"ingest", docs, "--kb", "sem", "--wait"});
+  ASSERT_EQ(again.status, 0) << again.out << again.err;
+  EXPECT_EQ(again.json["vectors"]["documents"], 0) << again.out;
+  st = cli.json({"status", "--kb", "sem"});
+  EXPECT_EQ(st.json["knowledge_bases"][0]["vectors"]["ready"], 2) << st.out;
+  EXPECT_EQ(st.json["knowledge_bases"][0]["vectors"]["stored_vectors"], 2) << st.out;
 
   auto vec = cli.json({"search", "rocket orbit launches", "--kb", "sem", "--mode", "vector"});
   ASSERT_EQ(vec.status, 0) << vec.err;

@@ -27,7 +27,12 @@ class EngineVectors : public EngineTest, public ::testing::WithParamInterface<st
     IngestOptions o;
     o.metadata_json = json{{"team", team}}.dump();
     auto item = engine->ingest_bytes(kb, name, text, o);
-    EXPECT_EQ(item.vector_status, "ready") << item.vector_code << " " << item.vector_message;
+    // Ingest commits the keyword index; the vectors are pending until a sweep (SPEC §7).
+    EXPECT_EQ(item.vector_status, "not_built");
+    auto r = engine->reindex(kb, {});
+    EXPECT_EQ(r.error_code, "") << r.error_message;
+    EXPECT_EQ(r.pending, 0);
+    EXPECT_EQ(engine->get_document(kb, item.doc_id).index_status.vector, "ready");
     return item.doc_id;
   }
   SearchResponse search(const std::string& kb, const std::string& q, const std::string& mode,
@@ -124,7 +129,8 @@ TEST_P(EngineVectors, AnEditReplacesTheDocumentsVectors) {
   std::string id = add("k", "note.md", kCats, "a");
   add("k", "bread.md", kBread, "c");
   auto d = engine->edit_document("k", id, kRockets);
-  EXPECT_EQ(d.index_status.vector, "ready");
+  EXPECT_EQ(d.index_status.vector, "not_built");  // its old vectors are of the old text
+  EXPECT_EQ(engine->reindex("k", {}).documents, 1);
   auto r = search("k", "rocket launches into orbit", "vector", 1);
   ASSERT_EQ(r.hits.size(), 1u);
   EXPECT_EQ(r.hits[0].doc_id, id);
@@ -149,12 +155,16 @@ TEST_P(EngineVectors, ChangingTheEmbedderReembedsUnderTheNewRevision) {
   add("k", "cats.md", kCats, "a");
   std::string rockets = add("k", "rockets.md", kRockets, "b");
   engine->set_kb("k", {{"embedder.provider", "hash:64"}});
+  EXPECT_EQ(engine->describe_kb("k").index_status.vector, "stale");  // blue-green: old serves
+  EXPECT_TRUE(engine->reindex("k", {}).cut_over);
   EXPECT_EQ(engine->describe_kb("k").index_status.vector, "ready");
   auto r = search("k", "rocket launches into orbit", "vector", 1);
   ASSERT_EQ(r.hits.size(), 1u);
   EXPECT_EQ(r.hits[0].doc_id, rockets);
   // Rechunking is a new revision too.
   engine->set_kb("k", {{"chunking.max_tokens", "64"}});
+  EXPECT_EQ(engine->describe_kb("k").index_status.vector, "not_built");  // switched at once
+  engine->reindex("k", {});
   EXPECT_EQ(engine->describe_kb("k").index_status.vector, "ready");
   EXPECT_EQ(search("k", "rocket launches into orbit", "vector", 1).hits.at(0).doc_id, rockets);
 }
@@ -182,8 +192,10 @@ TEST_F(EngineTest, AMissingModelKeepsDocumentsAndDegradesHybrid) {
                "settings": {"model_dir": "/nonexistent/model"}}, "store": "memory"})");
   auto item = engine->ingest_bytes("m", "cats.md", kCats, {});
   EXPECT_EQ(item.status, "added");
-  EXPECT_EQ(item.vector_status, "failed");
-  EXPECT_EQ(item.vector_code, "engine_unavailable");
+  EXPECT_EQ(item.vector_status, "not_built");
+  auto sweep = engine->reindex("m", {});
+  EXPECT_EQ(sweep.error_code, "engine_unavailable");
+  EXPECT_EQ(sweep.pending, 1);  // kept for when the model is installed
   SearchRequest r;
   r.kb = "m";
   r.query = "kitten";
@@ -218,7 +230,8 @@ TEST_F(EngineTest, PluginEmbeddingModeNeedsAStoreThatEmbedsOnWrite) {
   EXPECT_NE(message.find("embeds on write"), std::string::npos) << message;
   // platform and auto work with the embedded store (auto = platform: it does not embed).
   engine->create_kb("q", R"({"embedder": "hash", "store": {"embedding_mode": "auto"}})");
-  EXPECT_EQ(engine->ingest_bytes("q", "a.md", kCats, {}).vector_status, "ready");
+  engine->ingest_bytes("q", "a.md", kCats, {});
+  EXPECT_EQ(engine->reindex("q", {}).documents, 1);
 }
 
 TEST_F(EngineTest, OperatorEmbeddingModeComesFromTheEnvironment) {

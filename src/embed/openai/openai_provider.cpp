@@ -3,6 +3,7 @@
 // from every message built from server text, since some servers echo what they were sent.
 #include "embed/openai/openai_provider.h"
 
+#include <cctype>
 #include <cstdlib>
 #include <mutex>
 
@@ -193,6 +194,15 @@ class OpenAiProvider final : public EmbeddingProvider {
                               : parse_openai(r.body, batch.size(), key);
   }
 
+  // Whether a 400/422 message is about the input text rather than the request's settings.
+  static bool input_refused(const std::string& msg) {
+    std::string m = msg;
+    for (auto& c : m) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (const char* w : {"input", "token", "context length", "too long", "content"})
+      if (m.find(w) != std::string::npos && m.find("model") == std::string::npos) return true;
+    return false;
+  }
+
   [[noreturn]] void fail(const net::RetryOutcome& o, const std::string& key) const {
     const long st = o.response.status;
     std::map<std::string, std::string> d = {{"provider", "openai"},
@@ -225,6 +235,15 @@ class OpenAiProvider final : public EmbeddingProvider {
                   who_ + " failed after " + std::to_string(o.attempts) + " attempts" + http +
                       "; retry later",
                   d);
+    // 413 and 400/422 that name the input (too long, refused content) are about this input:
+    // the lifecycle tombstones the document instead of retrying it forever.
+    if (st == 413)
+      throw Error(Code::content_too_large,
+                  who_ + " refused the input as too large" + http +
+                      "; lower chunking.max_tokens below the model's input limit",
+                  d);
+    if ((st == 400 || st == 422) && input_refused(msg))
+      throw Error(Code::input_rejected, who_ + " rejected the input" + http, d);
     throw Error(Code::upstream_error,
                 who_ + " rejected the request" + http + "; check the model name and settings", d);
   }

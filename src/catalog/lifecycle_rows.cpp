@@ -1,0 +1,254 @@
+// Index lifecycle rows (schema v4): revisions, coordinates and tombstones (SPEC §1, §7).
+// Pending work is never stored: a document is pending under a revision exactly when it has
+// no coordinates for its current content hash and no tombstone for it, so a crash at any
+// point leaves a state from which the next sweep knows what to do.
+#include "catalog/catalog.h"
+#include "catalog/filter_sql.h"
+#include "catalog/sqlite.h"
+#include "core/util.h"
+
+namespace quarry::catalog {
+
+namespace {
+
+RevisionRow read_revision(const Stmt& s) {
+  RevisionRow r;
+  r.revision = s.str(0);
+  r.config_revision = s.str(1);
+  r.config_json = s.str(2);
+  r.model = s.str(3);
+  r.dimensions = static_cast<int>(s.i64(4));
+  r.store_id = s.str(5);
+  r.state = s.str(6);
+  r.created_at = s.i64(7);
+  r.completed_at = s.is_null(8) ? 0 : s.i64(8);
+  return r;
+}
+
+void bump(sqlite3* db, std::int64_t kb_id) {
+  Stmt(db, "UPDATE kbs SET vector_generation = vector_generation + 1 WHERE id = ?")
+      .bind(1, kb_id)
+      .exec();
+}
+
+constexpr const char* kRevisionColumns =
+    "revision, config_revision, config, model, dimensions, store_id, state, created_at,"
+    " completed_at";
+
+}  // namespace
+
+std::vector<RevisionRow> Catalog::revisions(const std::string& kb) const {
+  KbRow k = get_kb(kb);
+  Stmt s(db_, std::string("SELECT ") + kRevisionColumns +
+                  " FROM revisions WHERE kb_id = ? ORDER BY created_at, revision");
+  s.bind(1, k.id);
+  std::vector<RevisionRow> out;
+  while (s.step()) out.push_back(read_revision(s));
+  return out;
+}
+
+std::optional<RevisionRow> Catalog::revision_in_state(const std::string& kb,
+                                                      const std::string& state) const {
+  KbRow k = get_kb(kb);
+  Stmt s(db_, std::string("SELECT ") + kRevisionColumns +
+                  " FROM revisions WHERE kb_id = ? AND state = ? ORDER BY created_at DESC LIMIT 1");
+  s.bind(1, k.id).bind(2, state);
+  if (!s.step()) return std::nullopt;
+  return read_revision(s);
+}
+
+void Catalog::put_revision(const std::string& kb, const RevisionRow& r) {
+  KbRow k = get_kb(kb);
+  Stmt s(db_,
+         "INSERT OR REPLACE INTO revisions(kb_id, revision, config_revision, config, model,"
+         " dimensions, store_id, state, created_at, completed_at)"
+         " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  s.bind(1, k.id)
+      .bind(2, r.revision)
+      .bind(3, r.config_revision)
+      .bind(4, r.config_json)
+      .bind(5, r.model)
+      .bind(6, r.dimensions)
+      .bind(7, r.store_id)
+      .bind(8, r.state)
+      .bind(9, r.created_at ? r.created_at : core::now_ms());
+  if (r.completed_at)
+    s.bind(10, r.completed_at);
+  else
+    s.bind_null(10);
+  s.exec();
+  bump(db_, k.id);
+}
+
+void Catalog::set_revision_state(const std::string& kb, const std::string& revision,
+                                 const std::string& state) {
+  KbRow k = get_kb(kb);
+  Stmt s(db_,
+         "UPDATE revisions SET state = ?,"
+         " completed_at = CASE WHEN ? = 'serving' THEN COALESCE(completed_at, ?) ELSE"
+         " completed_at END WHERE kb_id = ? AND revision = ?");
+  s.bind(1, state).bind(2, state).bind(3, core::now_ms()).bind(4, k.id).bind(5, revision).exec();
+  bump(db_, k.id);
+}
+
+void Catalog::delete_revision(const std::string& kb, const std::string& revision) {
+  KbRow k = get_kb(kb);
+  Transaction tx(db_);
+  for (const char* t : {"revisions", "coordinates", "embed_failures"})
+    Stmt(db_, std::string("DELETE FROM ") + t + " WHERE kb_id = ? AND revision = ?")
+        .bind(1, k.id)
+        .bind(2, revision)
+        .exec();
+  bump(db_, k.id);
+  tx.commit();
+}
+
+void Catalog::put_coordinates(const std::string& kb, const CoordinatesRow& c) {
+  KbRow k = get_kb(kb);
+  Transaction tx(db_);
+  Stmt(db_,
+       "INSERT OR REPLACE INTO coordinates(kb_id, doc_id, revision, store_id, chunk_count,"
+       " content_sha256, model, dimensions, embedded_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)")
+      .bind(1, k.id)
+      .bind(2, c.doc_id)
+      .bind(3, c.revision)
+      .bind(4, c.store_id)
+      .bind(5, c.chunk_count)
+      .bind(6, c.content_sha256)
+      .bind(7, c.model)
+      .bind(8, c.dimensions)
+      .bind(9, c.embedded_at ? c.embedded_at : core::now_ms())
+      .exec();
+  Stmt(db_, "DELETE FROM embed_failures WHERE kb_id = ? AND revision = ? AND doc_id = ?")
+      .bind(1, k.id)
+      .bind(2, c.revision)
+      .bind(3, c.doc_id)
+      .exec();
+  bump(db_, k.id);
+  tx.commit();
+}
+
+std::vector<CoordinatesRow> Catalog::coordinates_of(const std::string& kb,
+                                                    const std::string& doc_id) const {
+  KbRow k = get_kb(kb);
+  Stmt s(db_,
+         "SELECT doc_id, revision, store_id, chunk_count, content_sha256, model, dimensions,"
+         " embedded_at FROM coordinates WHERE kb_id = ? AND doc_id = ? ORDER BY embedded_at");
+  s.bind(1, k.id).bind(2, doc_id);
+  std::vector<CoordinatesRow> out;
+  while (s.step()) {
+    CoordinatesRow c;
+    c.doc_id = s.str(0);
+    c.revision = s.str(1);
+    c.store_id = s.str(2);
+    c.chunk_count = static_cast<int>(s.i64(3));
+    c.content_sha256 = s.str(4);
+    c.model = s.str(5);
+    c.dimensions = static_cast<int>(s.i64(6));
+    c.embedded_at = s.i64(7);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+void Catalog::delete_coordinates(const std::string& kb, const std::string& doc_id) {
+  KbRow k = get_kb(kb);
+  Transaction tx(db_);
+  for (const char* t : {"coordinates", "embed_failures"})
+    Stmt(db_, std::string("DELETE FROM ") + t + " WHERE kb_id = ? AND doc_id = ?")
+        .bind(1, k.id)
+        .bind(2, doc_id)
+        .exec();
+  bump(db_, k.id);
+  tx.commit();
+}
+
+std::vector<std::string> Catalog::orphaned_coordinates(const std::string& kb) const {
+  KbRow k = get_kb(kb);
+  Stmt s(db_,
+         "SELECT DISTINCT c.doc_id FROM coordinates c WHERE c.kb_id = ? AND NOT EXISTS"
+         " (SELECT 1 FROM documents d WHERE d.id = c.doc_id AND d.kb_id = c.kb_id)");
+  s.bind(1, k.id);
+  std::vector<std::string> out;
+  while (s.step()) out.push_back(s.str(0));
+  return out;
+}
+
+std::vector<PendingDocument> Catalog::pending_documents(const std::string& kb,
+                                                        const std::string& revision,
+                                                        int limit) const {
+  KbRow k = get_kb(kb);
+  Stmt s(db_,
+         "SELECT d.id, d.content_sha256, d.updated_at FROM documents d"
+         " WHERE d.kb_id = ?1"
+         " AND NOT EXISTS (SELECT 1 FROM coordinates c WHERE c.kb_id = ?1 AND c.revision = ?2"
+         "   AND c.doc_id = d.id AND c.content_sha256 = d.content_sha256)"
+         " AND NOT EXISTS (SELECT 1 FROM embed_failures f WHERE f.kb_id = ?1 AND"
+         "   f.revision = ?2 AND f.doc_id = d.id AND f.content_sha256 = d.content_sha256)"
+         " ORDER BY d.updated_at DESC, d.id DESC LIMIT ?3");
+  s.bind(1, k.id).bind(2, revision).bind(3, limit);
+  std::vector<PendingDocument> out;
+  while (s.step()) out.push_back({s.str(0), s.str(1), s.i64(2)});
+  return out;
+}
+
+VectorCounts Catalog::vector_counts(const std::string& kb, const std::string& revision,
+                                    const std::string& older, const core::Filter& filter) const {
+  KbRow k = get_kb(kb);
+  SqlFilter f = compile_filter(filter, "d.metadata");
+  Stmt s(db_,
+         "SELECT COUNT(*),"
+         " COALESCE(SUM(EXISTS (SELECT 1 FROM coordinates c WHERE c.kb_id = ?1 AND"
+         "   c.revision = ?2 AND c.doc_id = d.id AND c.content_sha256 = d.content_sha256)), 0),"
+         " COALESCE(SUM(EXISTS (SELECT 1 FROM embed_failures e WHERE e.kb_id = ?1 AND"
+         "   e.revision = ?2 AND e.doc_id = d.id AND e.content_sha256 = d.content_sha256)), 0),"
+         " COALESCE(SUM(?3 <> '' AND EXISTS (SELECT 1 FROM coordinates o WHERE o.kb_id = ?1 AND"
+         "   o.revision = ?3 AND o.doc_id = d.id AND o.content_sha256 = d.content_sha256)"
+         "   AND NOT EXISTS (SELECT 1 FROM coordinates c WHERE c.kb_id = ?1 AND"
+         "   c.revision = ?2 AND c.doc_id = d.id AND c.content_sha256 = d.content_sha256)), 0)"
+         " FROM documents d WHERE d.kb_id = ?1 AND " +
+             f.sql);
+  s.bind(1, k.id).bind(2, revision).bind(3, older);
+  bind_filter(s, f, 4);
+  s.step();
+  return VectorCounts{s.i64(0), s.i64(1), s.i64(2), s.i64(3)};
+}
+
+void Catalog::put_failure(const std::string& kb, const FailureRow& f) {
+  KbRow k = get_kb(kb);
+  Stmt(db_,
+       "INSERT OR REPLACE INTO embed_failures(kb_id, revision, doc_id, content_sha256, code,"
+       " message, at) VALUES(?, ?, ?, ?, ?, ?, ?)")
+      .bind(1, k.id)
+      .bind(2, f.revision)
+      .bind(3, f.doc_id)
+      .bind(4, f.content_sha256)
+      .bind(5, f.code)
+      .bind(6, f.message)
+      .bind(7, f.at ? f.at : core::now_ms())
+      .exec();
+  bump(db_, k.id);
+}
+
+std::pair<std::int64_t, std::int64_t> Catalog::generations(const std::string& kb) const {
+  Stmt s(db_, "SELECT generation, vector_generation FROM kbs WHERE name = ?");
+  s.bind(1, kb);
+  if (!s.step()) get_kb(kb);  // throws not_found
+  return {s.i64(0), s.i64(1)};
+}
+
+std::vector<FailureRow> Catalog::failures(const std::string& kb, const std::string& revision,
+                                          int limit) const {
+  KbRow k = get_kb(kb);
+  Stmt s(db_,
+         "SELECT f.doc_id, f.revision, f.content_sha256, f.code, f.message, f.at"
+         " FROM embed_failures f JOIN documents d ON d.id = f.doc_id AND"
+         " d.content_sha256 = f.content_sha256"
+         " WHERE f.kb_id = ? AND f.revision = ? ORDER BY f.at DESC LIMIT ?");
+  s.bind(1, k.id).bind(2, revision).bind(3, limit);
+  std::vector<FailureRow> out;
+  while (s.step()) out.push_back({s.str(0), s.str(1), s.str(2), s.str(3), s.str(4), s.i64(5)});
+  return out;
+}
+
+}  // namespace quarry::catalog

@@ -1,0 +1,139 @@
+// quarry reindex [--kb NAME]: reconcile and embed everything pending (SPEC §7), with progress
+// (documents done/total, rate, ETA). Ctrl-C stops it cleanly; the next run resumes.
+#include <csignal>
+#include <iostream>
+
+#include "cli/commands.h"
+
+namespace quarry::cli {
+using nlohmann::json;
+
+namespace {
+
+std::atomic<bool> g_cancel{false};
+
+extern "C" void on_sigint(int) {
+  g_cancel.store(true);
+}
+
+// A one-line progress bar on stderr for the vector index, redrawn at most every 100 ms.
+class SweepBar {
+ public:
+  void update(const ReindexProgress& p) {
+    auto now = std::chrono::steady_clock::now();
+    if (p.done != p.total && now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    const int width = 30;
+    const int filled = p.total ? static_cast<int>(width * p.done / p.total) : width;
+    std::cerr << "\rembedding " << p.kb << " ["
+              << std::string(static_cast<std::size_t>(filled), '#')
+              << std::string(static_cast<std::size_t>(width - filled), '.') << "] " << p.done << "/"
+              << p.total << " docs";
+    if (p.rate > 0) std::cerr << "  " << static_cast<long>(p.rate) << "/s";
+    if (p.eta_s > 0.5) std::cerr << "  ETA " << static_cast<long>(p.eta_s + 0.5) << " s";
+    std::cerr << "\033[K" << std::flush;
+    if (p.done == p.total) std::cerr << "\r\033[K" << std::flush;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_{};
+};
+
+}  // namespace
+
+json to_json(const ReindexReport& r) {
+  json j = {{"kb", r.kb},
+            {"serving_revision", r.serving_revision},
+            {"target_revision", r.target_revision},
+            {"documents", r.documents},
+            {"chunks", r.chunks},
+            {"chunks_embedded", r.chunks_embedded},
+            {"chunks_cached", r.chunks_cached},
+            {"provider_calls", r.provider_calls},
+            {"failed", r.failed},
+            {"pending", r.pending},
+            {"orphans", r.orphans},
+            {"cancelled", r.cancelled},
+            {"cut_over", r.cut_over},
+            {"took_ms", r.took_ms}};
+  if (!r.error_code.empty()) j["error"] = {{"code", r.error_code}, {"message", r.error_message}};
+  return j;
+}
+
+ReindexReport run_reindex(Engine& engine, const std::string& kb, bool json_out, int workers) {
+  ReindexOptions o;
+  SweepBar bar;
+  if (!json_out && stderr_is_tty())
+    o.progress = [&bar](const ReindexProgress& p) { bar.update(p); };
+  g_cancel.store(false);
+  o.cancel = &g_cancel;
+  o.workers = workers;
+  auto previous = std::signal(SIGINT, on_sigint);
+  ReindexReport r;
+  try {
+    r = engine.reindex(kb, o);
+  } catch (...) {
+    std::signal(SIGINT, previous);
+    throw;
+  }
+  std::signal(SIGINT, previous);
+  return r;
+}
+
+void print_reindex_human(const ReindexReport& r) {
+  if (r.target_revision.empty()) {
+    std::cout << r.kb << ": no embedder configured; keyword and grep only\n";
+    return;
+  }
+  std::cout << r.kb << ": " << r.documents << " documents embedded (" << r.chunks
+            << " chunks: " << r.chunks_embedded << " by the provider in " << r.provider_calls
+            << " calls, " << r.chunks_cached << " from the cache), " << r.failed << " failed, "
+            << r.pending << " pending";
+  if (r.orphans) std::cout << ", " << r.orphans << " deleted documents' vectors dropped";
+  std::cout << "  (" << static_cast<long>(r.took_ms) << " ms)\n";
+  if (r.cut_over) std::cout << "  revision " << r.serving_revision << " now serves\n";
+  if (r.cancelled) std::cout << "  cancelled: run `quarry reindex` again to resume\n";
+  if (!r.error_code.empty())
+    std::cout << "  stopped: [" << r.error_code << "] " << r.error_message
+              << "\n  the pending work is kept; run `quarry reindex` again later\n";
+}
+
+int reindex_exit_status(const ReindexReport& r) {
+  if (r.cancelled) return exit_status(Code::cancelled);
+  if (!r.error_code.empty()) return exit_status(code_from_name(r.error_code));
+  return 0;
+}
+
+void add_reindex_command(CLI::App& app, Globals& g, int& exit_code) {
+  struct Args {
+    std::string kb;
+    int workers = 0;
+  };
+  auto a = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand(
+      "reindex", "Embed every document whose vectors are pending (resumable; Ctrl-C stops)");
+  cmd->add_option("--kb", a->kb, "Only this knowledge base (default: all)");
+  cmd->add_option("--workers", a->workers, "Provider calls in flight (default: automatic)")
+      ->check(CLI::Range(0, 64));
+  cmd->callback([&g, &exit_code, a] {
+    auto engine = open_engine(g);
+    std::vector<std::string> kbs;
+    if (!a->kb.empty())
+      kbs.push_back(a->kb);
+    else
+      for (const auto& k : engine->list_kbs()) kbs.push_back(k.name);
+    json all = json::array();
+    for (const auto& kb : kbs) {
+      auto r = run_reindex(*engine, kb, g.json, a->workers);
+      if (g.json)
+        all.push_back(to_json(r));
+      else
+        print_reindex_human(r);
+      if (int st = reindex_exit_status(r)) exit_code = st;
+      if (r.cancelled) break;
+    }
+    if (g.json) print_json({{"reindex", all}});
+  });
+}
+
+}  // namespace quarry::cli

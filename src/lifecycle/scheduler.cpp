@@ -1,0 +1,311 @@
+#include "lifecycle/scheduler.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "catalog/writer_lock.h"
+#include "core/kb_config.h"
+#include "embed/provider.h"
+#include "quarry/error.h"
+
+using nlohmann::json;
+
+namespace quarry::lifecycle {
+
+namespace {
+
+// Failures that belong to one document's content: tombstoned, not retried (SPEC §7).
+bool permanent(Code c) {
+  return c == Code::content_too_large || c == Code::no_content || c == Code::too_many_chunks ||
+         c == Code::input_rejected;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+constexpr int kPage = 64;  // documents read, embedded and committed together
+
+}  // namespace
+
+struct Scheduler::Job {
+  catalog::DocumentRow doc;
+  std::vector<catalog::ChunkRow> chunks;
+  std::vector<std::string> texts;
+  std::vector<std::vector<float>> vectors;  // filled from the cache or the provider
+  std::vector<std::size_t> missing;         // chunk positions the cache did not have
+  Code error = Code::ok;                    // a permanent failure of this document
+  std::string message;
+};
+
+void Scheduler::embed_jobs(KbVectors& v, std::vector<Job>& jobs, const ReindexOptions& o,
+                           ReindexReport& report) {
+  // 1. The cache first: unchanged text under the same embedder is never embedded again.
+  struct Ref {
+    std::size_t job, chunk;
+  };
+  std::vector<Ref> refs;
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    Job& job = jobs[j];
+    job.vectors = cache_.get(v.model, job.texts, v.scope.dimensions);
+    for (std::size_t c = 0; c < job.texts.size(); ++c) {
+      if (job.vectors[c].empty()) {
+        job.missing.push_back(c);
+        refs.push_back({j, c});
+      }
+    }
+    report.chunks_cached += static_cast<std::int64_t>(job.texts.size() - job.missing.size());
+  }
+  if (refs.empty()) return;
+
+  // 2. The rest in batches of batch_chunks, `workers` provider calls in flight.
+  const std::size_t per = static_cast<std::size_t>(std::max(1, o.batch_chunks));
+  std::vector<std::pair<std::size_t, std::size_t>> batches;  // [begin, end) into refs
+  for (std::size_t b = 0; b < refs.size(); b += per)
+    batches.emplace_back(b, std::min(refs.size(), b + per));
+  int workers = o.workers > 0 ? o.workers : (v.provider->id() == "openai" ? 4 : 2);
+  workers = std::max(1, std::min<int>(workers, static_cast<int>(batches.size())));
+  std::vector<std::exception_ptr> errors(batches.size());
+  std::atomic<std::size_t> next{0};
+  auto run = [&] {
+    for (std::size_t b; (b = next.fetch_add(1)) < batches.size();) {
+      try {
+        std::vector<std::string> texts;
+        for (std::size_t r = batches[b].first; r < batches[b].second; ++r)
+          texts.push_back(jobs[refs[r].job].texts[refs[r].chunk]);
+        auto vecs = v.provider->embed_documents(texts);
+        if (vecs.size() != texts.size())
+          throw Error(Code::upstream_error, "embedder '" + v.provider->id() + "' returned " +
+                                                std::to_string(vecs.size()) + " vectors for " +
+                                                std::to_string(texts.size()) + " texts");
+        for (std::size_t r = batches[b].first; r < batches[b].second; ++r)
+          jobs[refs[r].job].vectors[refs[r].chunk] = std::move(vecs[r - batches[b].first]);
+      } catch (...) {
+        errors[b] = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int w = 1; w < workers; ++w) pool.emplace_back(run);
+  run();
+  for (auto& t : pool) t.join();
+  report.provider_calls += static_cast<std::int64_t>(batches.size());
+
+  // 3. A batch refused for its content: find the document(s) by embedding each alone.
+  for (std::size_t b = 0; b < batches.size(); ++b) {
+    if (!errors[b]) continue;
+    try {
+      std::rethrow_exception(errors[b]);
+    } catch (const Error& e) {
+      if (!permanent(e.code())) throw;
+    }
+    std::vector<std::size_t> in_batch;
+    for (std::size_t r = batches[b].first; r < batches[b].second; ++r)
+      if (in_batch.empty() || in_batch.back() != refs[r].job) in_batch.push_back(refs[r].job);
+    for (std::size_t j : in_batch) {
+      Job& job = jobs[j];
+      std::vector<std::string> texts;
+      for (std::size_t c : job.missing) texts.push_back(job.texts[c]);
+      try {
+        ++report.provider_calls;
+        auto vecs = v.provider->embed_documents(texts);
+        for (std::size_t k = 0; k < job.missing.size() && k < vecs.size(); ++k)
+          job.vectors[job.missing[k]] = std::move(vecs[k]);
+      } catch (const Error& e) {
+        if (!permanent(e.code())) throw;
+        job.error = e.code();
+        job.message = e.message();
+      }
+    }
+  }
+  for (auto& job : jobs)
+    if (job.error == Code::ok)
+      report.chunks_embedded += static_cast<std::int64_t>(job.missing.size());
+}
+
+void Scheduler::commit(const std::string& kb, const catalog::RevisionRow& rev, KbVectors& v,
+                       std::vector<Job>& jobs, ReindexReport& report) {
+  auto& cat = vectors_.catalog();
+  {
+    catalog::WriterLock lock(vectors_.data_dir(), lock_timeout_ms_);
+    for (auto& job : jobs) {
+      // Edited or deleted while it was being embedded: its new content is pending anew.
+      auto now = cat.find_document(kb, job.doc.id);
+      if (!now || now->content_sha256 != job.doc.content_sha256) continue;
+      if (job.error != Code::ok) {
+        cat.put_failure(kb, {job.doc.id, rev.revision, job.doc.content_sha256, code_name(job.error),
+                             job.message, 0});
+        ++report.failed;
+        continue;
+      }
+      store::DocumentVectors dv;
+      dv.doc_id = job.doc.id;
+      dv.metadata = json::parse(job.doc.metadata_json, nullptr, false);
+      if (dv.metadata.is_discarded() || !dv.metadata.is_object()) dv.metadata = json::object();
+      for (std::size_t i = 0; i < job.chunks.size(); ++i)
+        dv.chunks.push_back(
+            {job.chunks[i].index, job.chunks[i].chunk_id, std::move(job.vectors[i]), ""});
+      v.store->upsert(v.scope, dv);
+      catalog::CoordinatesRow c;
+      c.doc_id = job.doc.id;
+      c.revision = rev.revision;
+      c.store_id = v.store->id();
+      c.chunk_count = static_cast<int>(job.chunks.size());
+      c.content_sha256 = job.doc.content_sha256;
+      c.model = v.model;
+      c.dimensions = v.scope.dimensions;
+      cat.put_coordinates(kb, c);
+      ++report.documents;
+      report.chunks += c.chunk_count;
+    }
+  }
+}
+
+bool Scheduler::build_revision(const std::string& kb, const catalog::RevisionRow& rev,
+                               const ReindexOptions& o, ReindexReport& report) {
+  auto& cat = vectors_.catalog();
+  KbVectors& v = vectors_.for_kb(kb, core::kb_config_from_json(json::parse(rev.config_json)));
+  if (!v.usable()) {
+    report.error_code = code_name(Code::engine_unavailable);
+    report.error_message = "cannot embed revision " + rev.revision + ": " + v.unavailable;
+    return false;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  ReindexProgress p;
+  p.kb = kb;
+  p.revision = rev.revision;
+  p.total = cat.vector_counts(kb, rev.revision, "").pending();
+  if (o.progress) o.progress(p);
+  while (true) {
+    if (o.cancel && o.cancel->load()) {
+      report.cancelled = true;
+      return false;
+    }
+    int limit = kPage;
+    if (o.max_documents >= 0) {
+      const auto left = o.max_documents - report.documents - report.failed;
+      if (left <= 0) return false;
+      limit = static_cast<int>(std::min<std::int64_t>(limit, left));
+    }
+    auto pending = cat.pending_documents(kb, rev.revision, limit);
+    if (pending.empty()) return true;
+    std::vector<Job> jobs;
+    for (const auto& d : pending) {
+      auto doc = cat.find_document(kb, d.doc_id);
+      if (!doc) continue;
+      Job job;
+      job.doc = *doc;
+      job.chunks = cat.chunks_of(kb, d.doc_id);
+      for (const auto& c : job.chunks) job.texts.push_back(c.text);
+      if (job.chunks.empty()) {
+        job.error = Code::no_content;
+        job.message = "the document has no text to embed";
+      }
+      vectors_.in_flight().insert(d.doc_id);
+      jobs.push_back(std::move(job));
+    }
+    try {
+      embed_jobs(v, jobs, o, report);
+    } catch (const Error& e) {
+      vectors_.in_flight().clear();
+      report.error_code = code_name(e.code());
+      report.error_message = e.message();
+      return false;
+    }
+    // Keep what the provider made for the cache before commit() moves it into the store.
+    for (auto& job : jobs) {
+      if (job.error != Code::ok || job.missing.empty()) continue;
+      std::vector<std::string> texts;
+      std::vector<std::vector<float>> vecs;
+      for (std::size_t c : job.missing) {
+        texts.push_back(job.texts[c]);
+        vecs.push_back(job.vectors[c]);
+      }
+      cache_.put(v.model, texts, vecs);
+    }
+    const auto before = report.documents + report.failed;
+    commit(kb, rev, v, jobs, report);
+    vectors_.in_flight().clear();
+    const auto progressed = report.documents + report.failed - before;
+    p.done += progressed;
+    p.failed = report.failed;
+    p.total = std::max(p.total, p.done);
+    const double secs = seconds_since(t0);
+    p.rate = secs > 0 ? static_cast<double>(p.done) / secs : 0;
+    p.eta_s = p.rate > 0 ? static_cast<double>(p.total - p.done) / p.rate : 0;
+    if (o.progress) o.progress(p);
+    if (progressed == 0) return false;  // every document changed under us: next sweep
+  }
+}
+
+ReindexReport Scheduler::sweep(const std::string& kb, const KbConfig& config,
+                               const ReindexOptions& o, const catalog::AuditEntry& actor) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto& cat = vectors_.catalog();
+  ReindexReport report;
+  report.kb = kb;
+  RevisionPlan plan;
+  {
+    // Destructive steps only (SPEC §7): they are all that blocks readiness.
+    catalog::WriterLock lock(vectors_.data_dir(), lock_timeout_ms_);
+    plan = vectors_.plan(kb, config, false, o.collect_previous);
+    report.orphans = vectors_.collect_orphans(kb, config);
+  }
+  KbVectors& t = vectors_.for_kb(kb, config);
+  if (!t.provider) return report;
+  report.target_revision = t.scope.revision;
+  vectors_.set_building(kb, true);
+  struct Unmark {
+    Vectors& v;
+    std::string kb;
+    ~Unmark() {
+      v.set_building(kb, false);
+      v.in_flight().clear();
+    }
+  } unmark{vectors_, kb};
+
+  bool ok = true;
+  // New documents under the serving revision first (they answer queries now), then the build.
+  if (plan.serving) ok = build_revision(kb, *plan.serving, o, report);
+  if (ok && plan.building) {
+    auto event = [&](const std::string& action, json extra) {
+      catalog::AuditEntry a = actor;
+      a.action = action;
+      a.kb = kb;
+      a.target = plan.building->revision;
+      extra["kb"] = kb;
+      extra["previous"] = plan.serving ? plan.serving->revision : "";
+      extra["new"] = plan.building->revision;
+      a.details_json = extra.dump();
+      catalog::WriterLock lock(vectors_.data_dir(), lock_timeout_ms_);
+      cat.log_event(a);
+    };
+    const auto before = report.documents;
+    ok = build_revision(kb, *plan.building, o, report);
+    if (ok) {
+      {
+        catalog::WriterLock lock(vectors_.data_dir(), lock_timeout_ms_);
+        vectors_.cut_over(kb, *plan.building, actor.surface);
+      }
+      report.cut_over = true;
+      event("reembed_completed", json::object());
+    } else if (!report.error_code.empty()) {
+      event("reembed_failed", {{"code", report.error_code}, {"message", report.error_message}});
+    } else {
+      event("reembed_progress", {{"documents", report.documents - before}});
+    }
+  }
+  auto s = cat.revision_in_state(kb, "serving");
+  report.serving_revision = s ? s->revision : "";
+  report.pending = cat.vector_counts(kb, t.scope.revision, "").pending();
+  if (s && s->revision != t.scope.revision)
+    report.pending += cat.vector_counts(kb, s->revision, "").pending();
+  report.took_ms = seconds_since(t0) * 1000;
+  return report;
+}
+
+}  // namespace quarry::lifecycle

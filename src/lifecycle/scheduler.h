@@ -1,0 +1,48 @@
+// The embedding scheduler (SPEC §7): embeds what is pending — every document without vectors
+// for its current content under a live revision — newest first, in batched provider calls run
+// by a bounded pool of workers, through the embedding cache so unchanged chunk text is never
+// embedded twice.
+//
+// Crash safety comes from the order of writes, not from a queue: vectors go to the store
+// (upsert replaces a document's chunks, never appends), then the coordinates row is written.
+// A process killed anywhere leaves at worst a document whose vectors are stored but not yet
+// recorded; the next sweep embeds it again (from the cache) and replaces them — nothing lost,
+// nothing duplicated.
+#pragma once
+
+#include <string>
+
+#include "catalog/embed_cache.h"
+#include "lifecycle/vectors.h"
+#include "quarry/types.h"
+
+namespace quarry::lifecycle {
+
+class Scheduler {
+ public:
+  // `lock_timeout_ms`: how long a commit waits for the data directory's writer lock.
+  Scheduler(Vectors& vectors, catalog::EmbedCache& cache, int lock_timeout_ms)
+      : vectors_(vectors), cache_(cache), lock_timeout_ms_(lock_timeout_ms) {}
+
+  // Reconciles the KB (plan(), orphans) and embeds everything pending, the serving
+  // revision's documents first, then a building revision's; cuts over when a build is
+  // complete. Stops early on cancel, max_documents or a retryable provider failure (the
+  // report says which); the work left stays pending.
+  ReindexReport sweep(const std::string& kb, const KbConfig& config, const ReindexOptions& o,
+                      const catalog::AuditEntry& actor);
+
+ private:
+  struct Job;
+  bool build_revision(const std::string& kb, const catalog::RevisionRow& rev,
+                      const ReindexOptions& o, ReindexReport& report);
+  void embed_jobs(KbVectors& v, std::vector<Job>& jobs, const ReindexOptions& o,
+                  ReindexReport& report);
+  void commit(const std::string& kb, const catalog::RevisionRow& rev, KbVectors& v,
+              std::vector<Job>& jobs, ReindexReport& report);
+
+  Vectors& vectors_;
+  catalog::EmbedCache& cache_;
+  int lock_timeout_ms_;
+};
+
+}  // namespace quarry::lifecycle
