@@ -64,6 +64,39 @@ std::string headings_text(const std::vector<std::string>& path) {
   return s;
 }
 
+// Inserts a document's chunks and their keyword postings (the old ones must be gone).
+void insert_chunks(sqlite3* db, std::int64_t kb_id, const std::string& doc_id,
+                   const std::string& title, const std::vector<ChunkRow>& chunks) {
+  const std::string fts = fts_table(kb_id);
+  Stmt ins(db,
+           "INSERT INTO chunks(kb_id, doc_id, chunk_index, chunk_id, parent_chunk, heading_path,"
+           " offset, length, token_count, title, headings, body) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
+  Stmt idx(db, "INSERT INTO " + fts + "(rowid, title, headings, body) VALUES(?, ?, ?, ?)");
+  for (const auto& c : chunks) {
+    const std::string headings = headings_text(c.heading_path);
+    ins.reset();
+    ins.bind(1, kb_id)
+        .bind(2, doc_id)
+        .bind(3, c.index)
+        .bind(4, c.chunk_id)
+        .bind(5, c.parent_chunk)
+        .bind(6, json(c.heading_path).dump())
+        .bind(7, c.offset)
+        .bind(8, c.length)
+        .bind(9, c.token_count)
+        .bind(10, title)
+        .bind(11, headings)
+        .bind(12, c.text)
+        .exec();
+    idx.reset();
+    idx.bind(1, static_cast<std::int64_t>(sqlite3_last_insert_rowid(db)))
+        .bind(2, title)
+        .bind(3, headings)
+        .bind(4, c.text)
+        .exec();
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<Catalog> Catalog::open(const std::string& path) {
@@ -161,7 +194,7 @@ std::vector<std::string> Catalog::delete_kb(const std::string& name, const Audit
   Stmt(db_, "DELETE FROM kbs WHERE id = ?").bind(1, kb.id).exec();
   // The store's vectors of a deleted KB are dropped by name right after this commits (and
   // again before a KB of the same name is created), so no lifecycle row need outlive it.
-  for (const char* t : {"revisions", "coordinates", "embed_failures"})
+  for (const char* t : {"revisions", "coordinates", "embed_failures", "staged_chunks"})
     Stmt(db_, std::string("DELETE FROM ") + t + " WHERE kb_id = ?").bind(1, kb.id).exec();
   write_audit(db_, a);
   tx.commit();
@@ -249,14 +282,15 @@ void Catalog::put_document(const DocumentRow& doc, const std::vector<ChunkRow>& 
   Stmt(db_,
        "INSERT INTO documents(id, kb_id, filename, title, source_sha256, content_sha256, metadata,"
        " subject_key, subject_value, converter, raw_ext, source_bytes, markdown_bytes, body_offset,"
-       " chunk_count, created_at, updated_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+       " chunk_count, created_at, updated_at, chunking) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
        " ON CONFLICT(id) DO UPDATE SET filename = excluded.filename, title = excluded.title,"
        " source_sha256 = excluded.source_sha256, content_sha256 = excluded.content_sha256,"
        " metadata = excluded.metadata, subject_key = excluded.subject_key,"
        " subject_value = excluded.subject_value, converter = excluded.converter,"
        " raw_ext = excluded.raw_ext, source_bytes = excluded.source_bytes,"
        " markdown_bytes = excluded.markdown_bytes, body_offset = excluded.body_offset,"
-       " chunk_count = excluded.chunk_count, updated_at = excluded.updated_at")
+       " chunk_count = excluded.chunk_count, updated_at = excluded.updated_at,"
+       " chunking = excluded.chunking")
       .bind(1, doc.id)
       .bind(2, kb.id)
       .bind(3, doc.filename)
@@ -274,35 +308,9 @@ void Catalog::put_document(const DocumentRow& doc, const std::vector<ChunkRow>& 
       .bind(15, static_cast<std::int64_t>(chunks.size()))
       .bind(16, doc.created_at)
       .bind(17, doc.updated_at)
+      .bind(18, doc.chunking)
       .exec();
-  const std::string fts = fts_table(kb.id);
-  Stmt ins(db_,
-           "INSERT INTO chunks(kb_id, doc_id, chunk_index, chunk_id, parent_chunk, heading_path,"
-           " offset, length, token_count, title, headings, body) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
-  Stmt idx(db_, "INSERT INTO " + fts + "(rowid, title, headings, body) VALUES(?, ?, ?, ?)");
-  for (const auto& c : chunks) {
-    const std::string headings = headings_text(c.heading_path);
-    ins.reset();
-    ins.bind(1, kb.id)
-        .bind(2, doc.id)
-        .bind(3, c.index)
-        .bind(4, c.chunk_id)
-        .bind(5, c.parent_chunk)
-        .bind(6, json(c.heading_path).dump())
-        .bind(7, c.offset)
-        .bind(8, c.length)
-        .bind(9, c.token_count)
-        .bind(10, doc.title)
-        .bind(11, headings)
-        .bind(12, c.text)
-        .exec();
-    idx.reset();
-    idx.bind(1, static_cast<std::int64_t>(sqlite3_last_insert_rowid(db_)))
-        .bind(2, doc.title)
-        .bind(3, headings)
-        .bind(4, c.text)
-        .exec();
-  }
+  insert_chunks(db_, kb.id, doc.id, doc.title, chunks);
   write_audit(db_, a);
   tx.commit();
 }
@@ -370,6 +378,73 @@ bool Catalog::has_documents(const std::string& kb, const core::Filter& filter) c
   bind_filter(s, f, 2);
   s.step();
   return s.i64(0) != 0;
+}
+
+void Catalog::replace_chunks(const std::string& kb, const std::string& doc_id,
+                             const std::string& chunking, const std::vector<ChunkRow>& chunks) {
+  Transaction tx(db_);
+  KbRow k = get_kb(kb);
+  auto doc = find_document(kb, doc_id);
+  if (!doc) return;
+  delete_chunks(db_, k.id, doc_id);
+  insert_chunks(db_, k.id, doc_id, doc->title, chunks);
+  Stmt(db_, "UPDATE documents SET chunk_count = ?, chunking = ? WHERE id = ?")
+      .bind(1, static_cast<std::int64_t>(chunks.size()))
+      .bind(2, chunking)
+      .bind(3, doc_id)
+      .exec();
+  bump_generation(db_, k.id);
+  tx.commit();
+}
+
+void Catalog::cut_over_revision(const std::string& kb, const std::string& building,
+                                const std::string& adopt_chunking) {
+  Transaction tx(db_);
+  KbRow k = get_kb(kb);
+  if (!adopt_chunking.empty()) {
+    std::vector<std::pair<std::string, std::string>> docs;  // id, title
+    {
+      Stmt s(db_,
+             "SELECT DISTINCT d.id, d.title FROM documents d JOIN staged_chunks c ON c.kb_id ="
+             " d.kb_id AND c.doc_id = d.id AND c.content_sha256 = d.content_sha256 WHERE"
+             " d.kb_id = ? AND c.revision = ?");
+      s.bind(1, k.id).bind(2, building);
+      while (s.step()) docs.emplace_back(s.str(0), s.str(1));
+    }
+    Stmt rows(db_, std::string("SELECT ") + kChunkColumns +
+                       " FROM staged_chunks c WHERE c.kb_id = ? AND c.revision = ? AND"
+                       " c.doc_id = ? ORDER BY c.chunk_index");
+    Stmt mark(db_, "UPDATE documents SET chunk_count = ?, chunking = ? WHERE id = ?");
+    for (const auto& [id, title] : docs) {
+      std::vector<ChunkRow> chunks;
+      rows.reset();
+      rows.bind(1, k.id).bind(2, building).bind(3, id);
+      while (rows.step()) chunks.push_back(read_chunk(rows));
+      delete_chunks(db_, k.id, id);
+      insert_chunks(db_, k.id, id, title, chunks);
+      mark.reset();
+      mark.bind(1, static_cast<std::int64_t>(chunks.size())).bind(2, adopt_chunking).bind(3, id);
+      mark.exec();
+    }
+    Stmt(db_, "DELETE FROM staged_chunks WHERE kb_id = ? AND revision = ?")
+        .bind(1, k.id)
+        .bind(2, building)
+        .exec();
+    bump_generation(db_, k.id);
+  }
+  Stmt(db_, "UPDATE revisions SET state = 'previous' WHERE kb_id = ? AND state = 'serving'")
+      .bind(1, k.id)
+      .exec();
+  Stmt(db_,
+       "UPDATE revisions SET state = 'serving', completed_at = ? WHERE kb_id = ? AND revision = ?")
+      .bind(1, core::now_ms())
+      .bind(2, k.id)
+      .bind(3, building)
+      .exec();
+  Stmt(db_, "UPDATE kbs SET vector_generation = vector_generation + 1 WHERE id = ?")
+      .bind(1, k.id)
+      .exec();
+  tx.commit();
 }
 
 void Catalog::log_event(const AuditEntry& a) {

@@ -54,6 +54,7 @@ struct DocumentRow {
   std::int64_t chunk_count = 0;
   std::int64_t created_at = 0;
   std::int64_t updated_at = 0;
+  std::string chunking;  // config_revision its chunks were cut under ("" before schema v5)
 };
 
 // The few columns grep needs of every document in scope.
@@ -272,6 +273,27 @@ class Catalog {
                              const std::string& older, const core::Filter& filter = {}) const;
 
   void put_failure(const std::string& kb, const FailureRow& f);
+
+  // Blue-green chunking: a building revision's own chunks of a document (for its content).
+  void put_staged_chunks(const std::string& kb, const std::string& revision,
+                         const std::string& doc_id, const std::string& content_sha256,
+                         const std::vector<ChunkRow>& chunks);
+  std::optional<std::vector<ChunkRow>> staged_chunks(const std::string& kb,
+                                                     const std::string& revision,
+                                                     const std::string& doc_id,
+                                                     const std::string& content_sha256) const;
+  // Replaces a document's chunks (and its keyword postings) with `chunks` cut under
+  // `chunking`, leaving the Markdown and the document's hashes as they are.
+  void replace_chunks(const std::string& kb, const std::string& doc_id, const std::string& chunking,
+                      const std::vector<ChunkRow>& chunks);
+  // The cut-over, in one transaction: `building` serves and the serving revision becomes
+  // previous; with `adopt_chunking` set, every document's staged chunks of `building` (for its
+  // current content) become its chunks, cut under `adopt_chunking`.
+  void cut_over_revision(const std::string& kb, const std::string& building,
+                         const std::string& adopt_chunking);
+  // Documents whose chunks were cut under another chunking than `chunking` ('' rows excepted).
+  std::vector<DocumentRow> documents_chunked_otherwise(const std::string& kb,
+                                                       const std::string& chunking) const;
   // (document generation, vector generation) of the KB: the first moves with every document
   // write, the second with every lifecycle row written; status caches key on both.
   std::pair<std::int64_t, std::int64_t> generations(const std::string& kb) const;

@@ -1,9 +1,13 @@
-// Index lifecycle rows (schema v4): revisions, coordinates and tombstones (SPEC §1, §7).
+// Index lifecycle rows (schema v4, v5): revisions, coordinates, tombstones and staged chunks
+// (SPEC §1, §7).
 // Pending work is never stored: a document is pending under a revision exactly when it has
 // no coordinates for its current content hash and no tombstone for it, so a crash at any
 // point leaves a state from which the next sweep knows what to do.
+#include <nlohmann/json.hpp>
+
 #include "catalog/catalog.h"
 #include "catalog/filter_sql.h"
+#include "catalog/rows.h"
 #include "catalog/sqlite.h"
 #include "core/util.h"
 
@@ -94,7 +98,7 @@ void Catalog::set_revision_state(const std::string& kb, const std::string& revis
 void Catalog::delete_revision(const std::string& kb, const std::string& revision) {
   KbRow k = get_kb(kb);
   Transaction tx(db_);
-  for (const char* t : {"revisions", "coordinates", "embed_failures"})
+  for (const char* t : {"revisions", "coordinates", "embed_failures", "staged_chunks"})
     Stmt(db_, std::string("DELETE FROM ") + t + " WHERE kb_id = ? AND revision = ?")
         .bind(1, k.id)
         .bind(2, revision)
@@ -154,7 +158,7 @@ std::vector<CoordinatesRow> Catalog::coordinates_of(const std::string& kb,
 void Catalog::delete_coordinates(const std::string& kb, const std::string& doc_id) {
   KbRow k = get_kb(kb);
   Transaction tx(db_);
-  for (const char* t : {"coordinates", "embed_failures"})
+  for (const char* t : {"coordinates", "embed_failures", "staged_chunks"})
     Stmt(db_, std::string("DELETE FROM ") + t + " WHERE kb_id = ? AND doc_id = ?")
         .bind(1, k.id)
         .bind(2, doc_id)
@@ -248,6 +252,65 @@ std::vector<FailureRow> Catalog::failures(const std::string& kb, const std::stri
   s.bind(1, k.id).bind(2, revision).bind(3, limit);
   std::vector<FailureRow> out;
   while (s.step()) out.push_back({s.str(0), s.str(1), s.str(2), s.str(3), s.str(4), s.i64(5)});
+  return out;
+}
+
+void Catalog::put_staged_chunks(const std::string& kb, const std::string& revision,
+                                const std::string& doc_id, const std::string& content_sha256,
+                                const std::vector<ChunkRow>& chunks) {
+  KbRow k = get_kb(kb);
+  Transaction tx(db_);
+  Stmt(db_, "DELETE FROM staged_chunks WHERE kb_id = ? AND revision = ? AND doc_id = ?")
+      .bind(1, k.id)
+      .bind(2, revision)
+      .bind(3, doc_id)
+      .exec();
+  Stmt ins(db_,
+           "INSERT INTO staged_chunks(kb_id, revision, doc_id, content_sha256, chunk_index,"
+           " chunk_id, parent_chunk, heading_path, offset, length, token_count, body)"
+           " VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
+  for (const auto& c : chunks) {
+    ins.reset();
+    ins.bind(1, k.id)
+        .bind(2, revision)
+        .bind(3, doc_id)
+        .bind(4, content_sha256)
+        .bind(5, c.index)
+        .bind(6, c.chunk_id)
+        .bind(7, c.parent_chunk)
+        .bind(8, nlohmann::json(c.heading_path).dump())
+        .bind(9, c.offset)
+        .bind(10, c.length)
+        .bind(11, c.token_count)
+        .bind(12, c.text)
+        .exec();
+  }
+  tx.commit();
+}
+
+std::optional<std::vector<ChunkRow>> Catalog::staged_chunks(
+    const std::string& kb, const std::string& revision, const std::string& doc_id,
+    const std::string& content_sha256) const {
+  KbRow k = get_kb(kb);
+  Stmt s(db_, std::string("SELECT ") + kChunkColumns +
+                  " FROM staged_chunks c WHERE c.kb_id = ? AND c.revision = ? AND c.doc_id = ?"
+                  " AND c.content_sha256 = ? ORDER BY c.chunk_index");
+  s.bind(1, k.id).bind(2, revision).bind(3, doc_id).bind(4, content_sha256);
+  std::vector<ChunkRow> out;
+  while (s.step()) out.push_back(read_chunk(s));
+  if (out.empty()) return std::nullopt;
+  return out;
+}
+
+std::vector<DocumentRow> Catalog::documents_chunked_otherwise(const std::string& kb,
+                                                              const std::string& chunking) const {
+  KbRow k = get_kb(kb);
+  Stmt s(db_, std::string("SELECT ") + kDocColumns +
+                  " FROM documents d JOIN kbs k ON k.id = d.kb_id WHERE d.kb_id = ? AND"
+                  " d.chunking <> '' AND d.chunking <> ?");
+  s.bind(1, k.id).bind(2, chunking);
+  std::vector<DocumentRow> out;
+  while (s.step()) out.push_back(read_doc(s));
   return out;
 }
 

@@ -7,7 +7,7 @@ namespace quarry::catalog {
 const char* const kDocColumns =
     "d.id, k.name, d.filename, d.title, d.source_sha256, d.content_sha256, d.metadata,"
     " d.subject_key, d.subject_value, d.converter, d.raw_ext, d.source_bytes, d.markdown_bytes,"
-    " d.body_offset, d.chunk_count, d.created_at, d.updated_at";
+    " d.body_offset, d.chunk_count, d.created_at, d.updated_at, d.chunking";
 
 DocumentRow read_doc(const Stmt& s, int c) {
   DocumentRow d;
@@ -28,6 +28,7 @@ DocumentRow read_doc(const Stmt& s, int c) {
   d.chunk_count = s.i64(c + 14);
   d.created_at = s.i64(c + 15);
   d.updated_at = s.i64(c + 16);
+  d.chunking = s.str(c + 17);
   return d;
 }
 

@@ -11,7 +11,7 @@
 namespace quarry::catalog {
 namespace {
 
-constexpr std::array<const char*, 4> kMigrations = {
+constexpr std::array<const char*, 5> kMigrations = {
     // v1: knowledge bases, documents, chunks (the content of each KB's FTS5 index), audit.
     R"sql(
 CREATE TABLE kbs (
@@ -124,6 +124,28 @@ CREATE TABLE embed_failures (
 );
 CREATE INDEX documents_by_recency ON documents(kb_id, updated_at DESC, id);
 ALTER TABLE kbs ADD COLUMN vector_generation INTEGER NOT NULL DEFAULT 0;
+)sql",
+    // v5: blue-green chunking (SPEC §7). `documents.chunking`: the config_revision its chunks
+    // were cut under ('' before v5: taken as current). `staged_chunks`: a building revision's
+    // chunks under its own chunking, embedded beside the serving ones and made the document's
+    // chunks at the cut-over, in one transaction.
+    R"sql(
+ALTER TABLE documents ADD COLUMN chunking TEXT NOT NULL DEFAULT '';
+CREATE TABLE staged_chunks (
+  kb_id          INTEGER NOT NULL,
+  revision       TEXT NOT NULL,
+  doc_id         TEXT NOT NULL,
+  content_sha256 TEXT NOT NULL,
+  chunk_index    INTEGER NOT NULL,
+  chunk_id       TEXT NOT NULL,
+  parent_chunk   TEXT,
+  heading_path   TEXT NOT NULL DEFAULT '[]',
+  offset         INTEGER NOT NULL,
+  length         INTEGER NOT NULL,
+  token_count    INTEGER NOT NULL,
+  body           TEXT NOT NULL,
+  PRIMARY KEY (kb_id, revision, doc_id, chunk_index)
+);
 )sql",
 };
 

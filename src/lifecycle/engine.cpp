@@ -155,12 +155,15 @@ class EngineImpl final : public Engine {
     // ...), nothing is changed, rather than half the KB chunked one way and half the other.
     if (rechunk) rechunk_all(name, after, /*dry_run=*/true);
     cat_->update_kb_config(name, core::kb_config_to_json(after).dump(), a);
-    if (rechunk) rechunk_all(name, after, /*dry_run=*/false);
-    // The new revision builds in the background (reindex / serve); until it is complete the
-    // serving one answers. A chunking change re-chunks the keyword index at once, so the old
-    // vectors no longer match the chunks: it switches immediately (unchanged chunk text is
-    // still never re-embedded, thanks to the embedding cache).
-    auto plan = vectors_->plan(name, after, cutover_immediate || rechunk);
+    // A new revision builds in the background (reindex / serve) while the serving one answers
+    // (SPEC §7). New chunking is part of it: the building revision's chunks are staged beside
+    // the serving ones and replace them at the cut-over, so keyword and vector hits keep
+    // coming from one chunking. Without vectors to keep (no embedder, nothing embedded yet,
+    // --cutover immediate) the KB is re-chunked now.
+    auto plan = vectors_->plan(name, after, cutover_immediate);
+    const bool staged = plan.building && plan.serving &&
+                        plan.building->config_revision != plan.serving->config_revision;
+    if (rechunk && !staged) rechunk_all(name, after, /*dry_run=*/false);
     if (plan.building) {
       auto ev = audit("reembed_started", name, plan.building->revision);
       ev.details_json = json{{"kb", name},
@@ -186,7 +189,7 @@ class EngineImpl final : public Engine {
   IngestReport ingest_path(const std::string& kb, const std::string& path,
                            const IngestOptions& opts) override {
     auto t0 = std::chrono::steady_clock::now();
-    KbConfig config = kb_config(kb);
+    KbConfig config = write_config(kb);
     std::error_code ec;
     if (!fs::exists(path, ec))
       throw Error(Code::not_found, "no such file or directory: " + path, {{"path", path}});
@@ -214,10 +217,10 @@ class EngineImpl final : public Engine {
                           const std::string& bytes, const IngestOptions& opts) override {
     if (filename.empty() || filename.find('\0') != std::string::npos)
       throw Error(Code::invalid_argument, "a document needs a file name", {{"field", "filename"}});
-    KbConfig config = kb_config(kb);
+    KbConfig config = write_config(kb);
     catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
     IngestItem item = lifecycle::ingest_document(ctx(), config, kb, filename, bytes, opts, nullptr);
-    mark_pending(kb, config, item);
+    mark_pending(kb, item);
     return item;
   }
 
@@ -250,16 +253,16 @@ class EngineImpl final : public Engine {
 
   Document edit_document(const std::string& kb, const std::string& id,
                          const std::string& markdown) override {
-    KbConfig config = kb_config(kb);
+    KbConfig config = write_config(kb);
     catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
     auto row = doc_row(kb, id);
     std::string body = convert::clean_markdown(markdown);
     auto out = lifecycle::rewrite_document(ctx(), config, row, body, nullptr, "document.edit");
-    return with_vectors(to_document(out, layout_), config, out);
+    return with_vectors(to_document(out, layout_), kb_config(kb), out);
   }
 
   Document reconvert_document(const std::string& kb, const std::string& id) override {
-    KbConfig config = kb_config(kb);
+    KbConfig config = write_config(kb);
     catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
     auto row = doc_row(kb, id);
     std::string raw = lifecycle::read_whole_file(layout_.raw_path(kb, id, row.raw_ext));
@@ -268,7 +271,7 @@ class EngineImpl final : public Engine {
     if (!conv.title.empty()) row.title = conv.title;
     auto out = lifecycle::rewrite_document(ctx(), config, row, conv.markdown, nullptr,
                                            "document.reconvert");
-    return with_vectors(to_document(out, layout_), config, out);
+    return with_vectors(to_document(out, layout_), kb_config(kb), out);
   }
 
   void delete_document(const std::string& kb, const std::string& id) override {
@@ -302,7 +305,12 @@ class EngineImpl final : public Engine {
   ReindexReport reindex(const std::string& kb, const ReindexOptions& opts) override {
     KbConfig config = kb_config(kb);
     if (!cache_) cache_ = catalog::EmbedCache::open(layout_.data_dir + "/cache/embeddings.db");
-    lifecycle::Scheduler sched(*vectors_, *cache_, opts_.lock_timeout_ms);
+    lifecycle::Scheduler sched(
+        *vectors_, *cache_,
+        [this](const catalog::DocumentRow& doc, const KbConfig& c) {
+          return lifecycle::rechunk_document(layout_, *tokenizer_, c, doc);
+        },
+        opts_.lock_timeout_ms);
     return sched.sweep(kb, config, opts, audit("", kb, ""));
   }
 
@@ -330,6 +338,12 @@ class EngineImpl final : public Engine {
 
   KbConfig kb_config(const std::string& kb) const {
     return core::kb_config_from_json(json::parse(cat_->get_kb(kb).config_json));
+  }
+
+  // The config a write chunks under (Vectors::chunking_config): during a blue-green build of
+  // new chunking, still the serving revision's.
+  KbConfig write_config(const std::string& kb) {
+    return vectors_->chunking_config(kb, kb_config(kb));
   }
 
   catalog::DocumentRow doc_row(const std::string& kb, const std::string& id) const {
@@ -402,7 +416,7 @@ class EngineImpl final : public Engine {
       IngestItem item =
           lifecycle::ingest_document(ctx(), config, kb, e.relative, bytes, opts, batch_chunks);
       item.path = e.relative;
-      mark_pending(kb, config, item);
+      mark_pending(kb, item);
       return item;
     } catch (const Error& err) {
       failed.code = code_name(err.code());
@@ -416,8 +430,10 @@ class EngineImpl final : public Engine {
 
   // Vectors are the scheduler's (SPEC §7): an ingested document is pending until a sweep
   // (reindex, serve, --wait) embeds it.
-  void mark_pending(const std::string& kb, const KbConfig& config, IngestItem& item) {
-    if (item.status == "failed" || item.doc_id.empty() || config.embedder.provider.empty()) return;
+  void mark_pending(const std::string& kb, IngestItem& item) {
+    if (item.status == "failed" || item.doc_id.empty()) return;
+    KbConfig config = kb_config(kb);  // the target revision's, not the chunking in effect
+    if (config.embedder.provider.empty()) return;
     if (auto row = cat_->find_document(kb, item.doc_id))
       item.vector_status = vectors_->document_status(kb, config, *row);
   }

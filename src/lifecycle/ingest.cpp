@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/kb_config.h"
 #include "core/util.h"
 #include "quarry/error.h"
 
@@ -46,6 +47,25 @@ std::string scalar_text(const json& v) {
 }
 
 // Builds the file text and chunk rows, stages the files, commits the catalog, then renames.
+// The chunker's chunks as catalog rows, offsets moved past the front matter.
+std::vector<catalog::ChunkRow> to_rows(std::vector<chunk::Chunk> chunks, std::size_t front) {
+  std::vector<catalog::ChunkRow> rows;
+  rows.reserve(chunks.size());
+  for (auto& c : chunks) {
+    catalog::ChunkRow r;
+    r.index = c.index;
+    r.chunk_id = std::move(c.chunk_id);
+    r.parent_chunk = std::move(c.parent_chunk);
+    r.heading_path = std::move(c.heading_path);
+    r.offset = static_cast<std::int64_t>(front + c.offset);
+    r.length = static_cast<std::int64_t>(c.length);
+    r.token_count = c.token_count;
+    r.text = std::move(c.text);
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
 void write_document(const WriteContext& ctx, catalog::DocumentRow& row, const std::string& body,
                     std::vector<chunk::Chunk> chunks, const std::string* raw,
                     const std::string& action) {
@@ -55,20 +75,7 @@ void write_document(const WriteContext& ctx, catalog::DocumentRow& row, const st
   const std::string front = convert::render_front_matter(fm);
   const std::string file = front + body;
 
-  std::vector<catalog::ChunkRow> rows;
-  rows.reserve(chunks.size());
-  for (auto& c : chunks) {
-    catalog::ChunkRow r;
-    r.index = c.index;
-    r.chunk_id = std::move(c.chunk_id);
-    r.parent_chunk = std::move(c.parent_chunk);
-    r.heading_path = std::move(c.heading_path);
-    r.offset = static_cast<std::int64_t>(front.size() + c.offset);
-    r.length = static_cast<std::int64_t>(c.length);
-    r.token_count = c.token_count;
-    r.text = std::move(c.text);
-    rows.push_back(std::move(r));
-  }
+  std::vector<catalog::ChunkRow> rows = to_rows(std::move(chunks), front.size());
   row.content_sha256 = core::sha256_hex(body);
   row.markdown_bytes = static_cast<std::int64_t>(file.size());
   row.body_offset = static_cast<std::int64_t>(front.size());
@@ -191,6 +198,7 @@ IngestItem ingest_document(const WriteContext& ctx, const KbConfig& config, cons
   row.converter = conv.converter;
   row.raw_ext = ext;
   row.source_bytes = static_cast<std::int64_t>(bytes.size());
+  row.chunking = core::config_revision(config);
 
   const std::string old_raw = existing && existing->raw_ext != ext
                                   ? ctx.layout.raw_path(kb, existing->id, existing->raw_ext)
@@ -216,6 +224,15 @@ IngestItem ingest_document(const WriteContext& ctx, const KbConfig& config, cons
   return item;
 }
 
+std::vector<catalog::ChunkRow> rechunk_document(const Layout& layout,
+                                                const chunk::Tokenizer& tokenizer,
+                                                const KbConfig& config,
+                                                const catalog::DocumentRow& row) {
+  std::string file = read_whole_file(layout.markdown_path(row.kb, row.id));
+  const auto at = std::min<std::size_t>(static_cast<std::size_t>(row.body_offset), file.size());
+  return to_rows(chunk::chunk_markdown(file.substr(at), chunk_options(config), tokenizer), at);
+}
+
 catalog::DocumentRow rewrite_document(const WriteContext& ctx, const KbConfig& config,
                                       catalog::DocumentRow row, const std::string& markdown_body,
                                       const std::string* raw, const std::string& action) {
@@ -223,6 +240,7 @@ catalog::DocumentRow rewrite_document(const WriteContext& ctx, const KbConfig& c
   if (raw) row.source_sha256 = core::sha256_hex(*raw);
   std::string t = first_heading(markdown_body);
   if (!t.empty()) row.title = t;
+  row.chunking = core::config_revision(config);
   write_document(ctx, row, markdown_body,
                  chunk::chunk_markdown(markdown_body, chunk_options(config), ctx.tokenizer), raw,
                  action);

@@ -38,6 +38,13 @@ IngestItem ingest_document(const WriteContext& ctx, const KbConfig& config, cons
                            const std::string& filename, const std::string& bytes,
                            const IngestOptions& opts, std::int64_t* batch_chunks);
 
+// A document's chunks under `config`, cut from its Markdown on disk, the document untouched
+// (blue-green chunking builds them beside the serving ones; reconciliation re-cuts stragglers).
+std::vector<catalog::ChunkRow> rechunk_document(const Layout& layout,
+                                                const chunk::Tokenizer& tokenizer,
+                                                const KbConfig& config,
+                                                const catalog::DocumentRow& row);
+
 // Re-chunks and rewrites an existing document from a new Markdown body (edit) or a fresh
 // conversion (reconvert); `raw` is non-null only when the raw file changes too.
 catalog::DocumentRow rewrite_document(const WriteContext& ctx, const KbConfig& config,

@@ -38,7 +38,8 @@ struct Scheduler::Job {
   std::vector<std::string> texts;
   std::vector<std::vector<float>> vectors;  // filled from the cache or the provider
   std::vector<std::size_t> missing;         // chunk positions the cache did not have
-  Code error = Code::ok;                    // a permanent failure of this document
+  bool stage = false;     // chunks cut for a building revision's own chunking, to be staged
+  Code error = Code::ok;  // a permanent failure of this document
   std::string message;
 };
 
@@ -142,6 +143,8 @@ void Scheduler::commit(const std::string& kb, const catalog::RevisionRow& rev, K
         ++report.failed;
         continue;
       }
+      if (job.stage)
+        cat.put_staged_chunks(kb, rev.revision, job.doc.id, job.doc.content_sha256, job.chunks);
       store::DocumentVectors dv;
       dv.doc_id = job.doc.id;
       dv.metadata = json::parse(job.doc.metadata_json, nullptr, false);
@@ -168,7 +171,8 @@ void Scheduler::commit(const std::string& kb, const catalog::RevisionRow& rev, K
 bool Scheduler::build_revision(const std::string& kb, const catalog::RevisionRow& rev,
                                const ReindexOptions& o, ReindexReport& report) {
   auto& cat = vectors_.catalog();
-  KbVectors& v = vectors_.for_kb(kb, core::kb_config_from_json(json::parse(rev.config_json)));
+  const KbConfig rev_config = core::kb_config_from_json(json::parse(rev.config_json));
+  KbVectors& v = vectors_.for_kb(kb, rev_config);
   if (!v.usable()) {
     report.error_code = code_name(Code::engine_unavailable);
     report.error_message = "cannot embed revision " + rev.revision + ": " + v.unavailable;
@@ -199,7 +203,26 @@ bool Scheduler::build_revision(const std::string& kb, const catalog::RevisionRow
       if (!doc) continue;
       Job job;
       job.doc = *doc;
-      job.chunks = cat.chunks_of(kb, d.doc_id);
+      if (doc->chunking.empty() || doc->chunking == rev.config_revision) {
+        job.chunks = cat.chunks_of(kb, d.doc_id);
+      } else if (auto staged = cat.staged_chunks(kb, rev.revision, d.doc_id, doc->content_sha256)) {
+        job.chunks = std::move(*staged);
+      } else {
+        // A blue-green build of other chunking: its own chunks, staged at commit.
+        try {
+          job.chunks = rechunk_(*doc, rev_config);
+          job.stage = true;
+        } catch (const Error& e) {
+          if (!permanent(e.code())) {  // e.g. the Markdown file unreadable: stop, keep pending
+            vectors_.in_flight().clear();
+            report.error_code = code_name(e.code());
+            report.error_message = e.message();
+            return false;
+          }
+          job.error = e.code();  // too_many_chunks under the new budget
+          job.message = e.message();
+        }
+      }
       for (const auto& c : job.chunks) job.texts.push_back(c.text);
       if (job.chunks.empty()) {
         job.error = Code::no_content;
@@ -242,6 +265,19 @@ bool Scheduler::build_revision(const std::string& kb, const catalog::RevisionRow
   }
 }
 
+int Scheduler::rechunk_stragglers(const std::string& kb) {
+  auto& cat = vectors_.catalog();
+  auto serving = cat.revision_in_state(kb, "serving");
+  if (!serving) return 0;
+  const KbConfig config = core::kb_config_from_json(json::parse(serving->config_json));
+  int n = 0;
+  for (const auto& doc : cat.documents_chunked_otherwise(kb, serving->config_revision)) {
+    cat.replace_chunks(kb, doc.id, serving->config_revision, rechunk_(doc, config));
+    ++n;
+  }
+  return n;
+}
+
 ReindexReport Scheduler::sweep(const std::string& kb, const KbConfig& config,
                                const ReindexOptions& o, const catalog::AuditEntry& actor) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -254,6 +290,7 @@ ReindexReport Scheduler::sweep(const std::string& kb, const KbConfig& config,
     catalog::WriterLock lock(vectors_.data_dir(), lock_timeout_ms_);
     plan = vectors_.plan(kb, config, false, o.collect_previous);
     report.orphans = vectors_.collect_orphans(kb, config);
+    rechunk_stragglers(kb);
   }
   KbVectors& t = vectors_.for_kb(kb, config);
   if (!t.provider) return report;
@@ -287,12 +324,20 @@ ReindexReport Scheduler::sweep(const std::string& kb, const KbConfig& config,
     const auto before = report.documents;
     ok = build_revision(kb, *plan.building, o, report);
     if (ok) {
+      int stragglers = 0;
       {
         catalog::WriterLock lock(vectors_.data_dir(), lock_timeout_ms_);
-        vectors_.cut_over(kb, *plan.building, actor.surface);
+        vectors_.cut_over(kb, *plan.building);
+        // Documents the build did not stage (tombstoned, or edited at the last moment) are
+        // re-cut under the new chunking now, and embedded just below.
+        stragglers = rechunk_stragglers(kb);
       }
       report.cut_over = true;
       event("reembed_completed", json::object());
+      if (stragglers > 0) {
+        if (auto now = cat.revision_in_state(kb, "serving"))
+          ok = build_revision(kb, *now, o, report);
+      }
     } else if (!report.error_code.empty()) {
       event("reembed_failed", {{"code", report.error_code}, {"message", report.error_message}});
     } else {

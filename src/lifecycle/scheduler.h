@@ -10,7 +10,9 @@
 // nothing duplicated.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "catalog/embed_cache.h"
 #include "lifecycle/vectors.h"
@@ -18,11 +20,18 @@
 
 namespace quarry::lifecycle {
 
+// Cuts a document's chunks under a config from its Markdown (lifecycle::rechunk_document).
+using Rechunk =
+    std::function<std::vector<catalog::ChunkRow>(const catalog::DocumentRow&, const KbConfig&)>;
+
 class Scheduler {
  public:
   // `lock_timeout_ms`: how long a commit waits for the data directory's writer lock.
-  Scheduler(Vectors& vectors, catalog::EmbedCache& cache, int lock_timeout_ms)
-      : vectors_(vectors), cache_(cache), lock_timeout_ms_(lock_timeout_ms) {}
+  Scheduler(Vectors& vectors, catalog::EmbedCache& cache, Rechunk rechunk, int lock_timeout_ms)
+      : vectors_(vectors),
+        cache_(cache),
+        rechunk_(std::move(rechunk)),
+        lock_timeout_ms_(lock_timeout_ms) {}
 
   // Reconciles the KB (plan(), orphans) and embeds everything pending, the serving
   // revision's documents first, then a building revision's; cuts over when a build is
@@ -39,9 +48,13 @@ class Scheduler {
                   ReindexReport& report);
   void commit(const std::string& kb, const catalog::RevisionRow& rev, KbVectors& v,
               std::vector<Job>& jobs, ReindexReport& report);
+  // Re-cuts documents whose chunks were cut under other chunking than the serving revision's
+  // (a straggler of a cut-over, a crash between its steps). Holds the writer lock.
+  int rechunk_stragglers(const std::string& kb);
 
   Vectors& vectors_;
   catalog::EmbedCache& cache_;
+  Rechunk rechunk_;
   int lock_timeout_ms_;
 };
 

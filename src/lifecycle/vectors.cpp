@@ -218,7 +218,7 @@ RevisionPlan Vectors::plan(const std::string& kb, const KbConfig& config, bool i
   cat_.put_revision(kb, row);
   if (other && cat_.vector_counts(kb, target, "").pending() == 0) {
     // Switching back to a revision that is still complete: instant, nothing to build.
-    cut_over(kb, *cat_.revision_in_state(kb, "building"), "");
+    cut_over(kb, *cat_.revision_in_state(kb, "building"));
     out.serving = cat_.revision_in_state(kb, "serving");
     out.previous = cat_.revision_in_state(kb, "previous");
     return out;
@@ -228,11 +228,25 @@ RevisionPlan Vectors::plan(const std::string& kb, const KbConfig& config, bool i
   return out;
 }
 
-void Vectors::cut_over(const std::string& kb, const catalog::RevisionRow& building,
-                       const std::string& /*actor_surface*/) {
+void Vectors::cut_over(const std::string& kb, const catalog::RevisionRow& building) {
   auto serving = cat_.revision_in_state(kb, "serving");
-  if (serving) cat_.set_revision_state(kb, serving->revision, "previous");
-  cat_.set_revision_state(kb, building.revision, "serving");
+  const bool rechunked = serving && serving->config_revision != building.config_revision;
+  // One transaction: the staged chunks become the documents' chunks as the revision flips.
+  cat_.cut_over_revision(kb, building.revision, rechunked ? building.config_revision : "");
+  // The old revision's vectors point at chunks that no longer exist: nothing to switch back to.
+  if (rechunked) drop_revision(kb, *serving, building.revision);
+}
+
+KbConfig Vectors::chunking_config(const std::string& kb, const KbConfig& config) {
+  auto building = cat_.revision_in_state(kb, "building");
+  if (!building) return config;
+  auto serving = cat_.revision_in_state(kb, "serving");
+  if (!serving || serving->config_revision == building->config_revision) return config;
+  KbConfig s = parse_snapshot(serving->config_json);
+  KbConfig out = config;
+  out.chunking = s.chunking;
+  out.revision = s.revision;
+  return out;
 }
 
 std::string Vectors::document_status(const std::string& kb, const KbConfig& config,

@@ -69,9 +69,14 @@ class Vectors {
   // scheduler's.
   RevisionPlan plan(const std::string& kb, const KbConfig& config, bool immediate = false,
                     bool collect_previous = false);
-  // Makes a complete building revision the serving one (the old one becomes previous).
-  void cut_over(const std::string& kb, const catalog::RevisionRow& building,
-                const std::string& actor_surface);
+  // Makes a complete building revision the serving one (the old one becomes previous). When
+  // the chunking changed, the building revision's staged chunks become the documents' chunks
+  // in the same transaction, and the old revision is dropped (its chunks are gone).
+  void cut_over(const std::string& kb, const catalog::RevisionRow& building);
+  // The config documents are chunked under now: the KB's, except that while a build with other
+  // chunking runs, the serving revision's chunking (and revision counter) still apply; the
+  // building revision's chunks are staged beside them until the cut-over.
+  KbConfig chunking_config(const std::string& kb, const KbConfig& config);
 
   // Index status (SPEC §1) of one document / of the KB's documents matching `filter`,
   // worst case wins. `building` marks what a sweep in this process is working on.

@@ -1,7 +1,7 @@
 // SPEC §7: a sweep killed (SIGKILL) at any point never loses or duplicates a vector, and the
 // next one converges. Each round kills `quarry reindex` after a random delay — mid-page,
 // mid-commit, mid-cut-over — and checks what the next process sees; new blue-green builds
-// (embedder dimensions changing) keep giving the sweeps work.
+// (embedder dimensions or chunking changing) keep giving the sweeps work.
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -63,9 +63,12 @@ TEST_F(CrashTest, KilledSweepsNeverLoseOrDuplicateVectorsAndConverge) {
   for (int round = 0; round < 50; ++round) {
     auto before = vectors();
     if (before["vectors"]["pending"] == 0 && before["vectors"]["building_revision"].is_null()) {
-      // Nothing left to do: a new embedder starts a blue-green build.
-      auto set = cli.json({"kb", "set", "crash",
-                           "embedder.provider=hash:" + std::to_string(dims[next_dims++ % 4])});
+      // Nothing left to do: a new embedder, or new chunking (staged chunks swapped in at the
+      // cut-over), starts a blue-green build.
+      const std::string change =
+          builds % 2 == 0 ? "embedder.provider=hash:" + std::to_string(dims[next_dims++ % 4])
+                          : "chunking.max_tokens=" + std::to_string(256 + 64 * (builds % 4));
+      auto set = cli.json({"kb", "set", "crash", change});
       ASSERT_EQ(set.status, 0) << set.out << set.err;
       ++builds;
     }

@@ -163,8 +163,8 @@ TEST_P(EngineVectors, ChangingTheEmbedderReembedsUnderTheNewRevision) {
   EXPECT_EQ(r.hits[0].doc_id, rockets);
   // Rechunking is a new revision too.
   engine->set_kb("k", {{"chunking.max_tokens", "64"}});
-  EXPECT_EQ(engine->describe_kb("k").index_status.vector, "not_built");  // switched at once
-  engine->reindex("k", {});
+  EXPECT_EQ(engine->describe_kb("k").index_status.vector, "stale");  // blue-green as well
+  EXPECT_TRUE(engine->reindex("k", {}).cut_over);
   EXPECT_EQ(engine->describe_kb("k").index_status.vector, "ready");
   EXPECT_EQ(search("k", "rocket launches into orbit", "vector", 1).hits.at(0).doc_id, rockets);
 }

@@ -159,6 +159,7 @@ TEST_F(Lifecycle, AChunkingChangeReembedsOnlyChunksWhoseTextChanged) {
   engine->set_kb("k", {{"chunking.max_tokens", "256"}});
   EXPECT_NE(engine->describe_kb("k").revision, before);
   auto r = engine->reindex("k", {});
+  EXPECT_TRUE(r.cut_over);
   EXPECT_EQ(r.documents, 1);
   EXPECT_EQ(g_texts, 0);
   EXPECT_EQ(r.chunks_cached, 30);
@@ -224,6 +225,66 @@ TEST_F(Lifecycle, BlueGreenServesTheOldRevisionUntilTheNewOneIsComplete) {
   info = engine->describe_kb("k");
   EXPECT_EQ(info.vectors.previous_revision, "");
   EXPECT_EQ(info.vectors.stored, 6);
+}
+
+// A chunking change is blue-green too: until the new revision is complete, keyword and vector
+// hits both come from the old chunks; the cut-over swaps every document's chunks at once.
+TEST_F(Lifecycle, BlueGreenChunkingSwapsChunksAtTheCutOver) {
+  make_kb("counting:64");
+  // Three sections of ~60 words: three chunks at 128 tokens, fewer at 512.
+  std::string md;
+  for (int s = 0; s < 3; ++s) {
+    md += "## Part " + std::to_string(s) + "\n\n";
+    for (int w = 0; w < 60; ++w) md += "word" + std::to_string(s * 100 + w) + " ";
+    md += "\n\n";
+  }
+  std::string id = add("doc.md", md);
+  engine->reindex("k", {});
+  ASSERT_EQ(engine->get_document("k", id).chunk_count, 3);
+  const auto old_chunks = catalog()->chunks_of("k", id);
+
+  engine->set_kb("k", {{"chunking.max_tokens", "512"}, {"chunking.profile", "none"}});
+  auto info = engine->describe_kb("k");
+  ASSERT_NE(info.vectors.building_revision, "");
+  EXPECT_EQ(info.index_status.vector, "stale");
+  // Still the old chunks, for keyword and vector alike.
+  EXPECT_EQ(engine->get_document("k", id).chunk_count, 3);
+  SearchRequest kw;
+  kw.kb = "k";
+  kw.query = "word105";
+  kw.mode = "keyword";
+  auto kh = engine->search(kw).hits;
+  ASSERT_EQ(kh.size(), 1u);
+  EXPECT_EQ(kh[0].chunk_id, old_chunks[1].chunk_id);
+  auto vh = vector_search("word205 word206", 3).hits;
+  ASSERT_FALSE(vh.empty());
+  for (const auto& h : vh)
+    EXPECT_EQ(h.chunk_id, old_chunks[static_cast<std::size_t>(h.chunk_index)].chunk_id);
+
+  // A document added during the build is chunked like the others and built in both.
+  std::string late = add("late.md", "# Late\n\nlate arrival");
+  EXPECT_EQ(catalog()->find_document("k", late)->chunking,
+            catalog()->revision_in_state("k", "serving")->config_revision);
+
+  auto r = engine->reindex("k", {});
+  EXPECT_TRUE(r.cut_over);
+  EXPECT_EQ(r.pending, 0);
+  info = engine->describe_kb("k");
+  EXPECT_EQ(info.vectors.serving_revision, info.revision);
+  EXPECT_EQ(info.vectors.previous_revision, "");  // its chunks are gone: dropped at once
+  EXPECT_EQ(info.index_status.vector, "ready");
+  auto doc = engine->get_document("k", id);
+  EXPECT_EQ(doc.chunk_count, 1);
+  EXPECT_EQ(info.vectors.stored, 2);
+  auto now = catalog()->chunks_of("k", id);
+  ASSERT_EQ(now.size(), 1u);
+  // Offsets point into the Markdown file, as always.
+  std::string file = quarry::testing::read_file(md_file("k", id).string());
+  EXPECT_EQ(file.substr(static_cast<std::size_t>(now[0].offset), 10), "## Part 0\n");
+  auto after = engine->search(kw).hits;
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].chunk_id, now[0].chunk_id);
+  EXPECT_EQ(vector_search("word205", 1).hits.at(0).chunk_id, now[0].chunk_id);
 }
 
 TEST_F(Lifecycle, ImmediateCutoverDropsTheOldVectorsAtOnce) {
