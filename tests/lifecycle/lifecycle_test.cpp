@@ -4,9 +4,11 @@
 #include <atomic>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "embed/provider.h"
 #include "engine_fixture.h"
+#include "quarry/indexer.h"
 
 namespace quarry::lifecycle::testing_support {
 namespace {
@@ -387,6 +389,42 @@ TEST_F(Lifecycle, DeletingADocumentForgetsItsVectorsAndCoordinates) {
   EXPECT_TRUE(catalog()->coordinates_of("k", a).empty());
   EXPECT_EQ(engine->describe_kb("k").vectors.stored, 1);
   for (const auto& h : vector_search("rocket orbit").hits) EXPECT_NE(h.doc_id, a);
+}
+
+// The server's in-process scheduler: reconciles on start, sweeps when poked, backs off after
+// a provider failure and recovers, stops promptly.
+TEST_F(Lifecycle, TheBackgroundIndexerEmbedsWhatIsPendingAndRecovers) {
+  make_kb();
+  add("a.md", "# A\n\nalpha");
+  add("b.md", "# B\n\nbravo");
+  IndexerOptions o;
+  o.engine.data_dir = data;
+  o.engine.lock_timeout_ms = 5000;
+  o.min_backoff = std::chrono::milliseconds(20);
+  auto indexer = Indexer::start(o);
+  ASSERT_TRUE(indexer->wait_idle(std::chrono::seconds(20)));
+  EXPECT_EQ(engine->describe_kb("k").index_status.vector, "ready");  // reconciled on start
+  EXPECT_EQ(indexer->state().at("k").last->documents, 2);
+
+  add("c.md", "# C\n\ncharlie");
+  indexer->poke("k");
+  ASSERT_TRUE(indexer->wait_idle(std::chrono::seconds(20)));
+  EXPECT_EQ(indexer->state().at("k").last->documents, 1);
+  EXPECT_EQ(engine->describe_kb("k").vectors.ready, 3);
+
+  g_outage = true;
+  add("d.md", "# D\n\ndelta");
+  indexer->poke("k");
+  for (int i = 0; i < 400 && indexer->state().at("k").consecutive_failures == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_GT(indexer->state().at("k").consecutive_failures, 0);
+  EXPECT_EQ(indexer->state().at("k").last->error_code, "rate_limited");
+  EXPECT_EQ(engine->describe_kb("k").vectors.pending, 1);
+  g_outage = false;  // the backoff retries on its own
+  for (int i = 0; i < 400 && engine->describe_kb("k").vectors.pending > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(engine->describe_kb("k").vectors.pending, 0);
+  indexer->stop();
 }
 
 }  // namespace
