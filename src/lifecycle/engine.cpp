@@ -113,6 +113,7 @@ class EngineImpl final : public Engine {
       vectors_->delete_kb(name, config);
     }
     cat_->create_kb(name, core::kb_config_to_json(config).dump(), audit("kb.create", name, name));
+    vectors_->plan(name, config);  // its (empty) serving revision
     fs::create_directories(layout_.docs_dir(name), ec);
     fs::create_directories(layout_.raw_dir(name), ec);
     return describe_kb(name);
