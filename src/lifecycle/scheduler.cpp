@@ -5,6 +5,7 @@
 #include <chrono>
 #include <exception>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "catalog/writer_lock.h"
@@ -97,6 +98,7 @@ void Scheduler::embed_jobs(KbVectors& v, std::vector<Job>& jobs, const ReindexOp
   report.provider_calls += static_cast<std::int64_t>(batches.size());
 
   // 3. A batch refused for its content: find the document(s) by embedding each alone.
+  std::set<std::size_t> retried;
   for (std::size_t b = 0; b < batches.size(); ++b) {
     if (!errors[b]) continue;
     try {
@@ -109,13 +111,24 @@ void Scheduler::embed_jobs(KbVectors& v, std::vector<Job>& jobs, const ReindexOp
       if (in_batch.empty() || in_batch.back() != refs[r].job) in_batch.push_back(refs[r].job);
     for (std::size_t j : in_batch) {
       Job& job = jobs[j];
+      // A document spanning several refused batches is sent alone once, and only the chunks
+      // no batch embedded.
+      if (!retried.insert(j).second || job.error != Code::ok) continue;
+      std::vector<std::size_t> left;
       std::vector<std::string> texts;
-      for (std::size_t c : job.missing) texts.push_back(job.texts[c]);
+      for (std::size_t c : job.missing) {
+        if (!job.vectors[c].empty()) continue;
+        left.push_back(c);
+        texts.push_back(job.texts[c]);
+      }
       try {
         ++report.provider_calls;
         auto vecs = v.provider->embed_documents(texts);
-        for (std::size_t k = 0; k < job.missing.size() && k < vecs.size(); ++k)
-          job.vectors[job.missing[k]] = std::move(vecs[k]);
+        if (vecs.size() != texts.size())
+          throw Error(Code::upstream_error, "embedder '" + v.provider->id() + "' returned " +
+                                                std::to_string(vecs.size()) + " vectors for " +
+                                                std::to_string(texts.size()) + " texts");
+        for (std::size_t k = 0; k < left.size(); ++k) job.vectors[left[k]] = std::move(vecs[k]);
       } catch (const Error& e) {
         if (!permanent(e.code())) throw;
         job.error = e.code();
