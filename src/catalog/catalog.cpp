@@ -447,6 +447,16 @@ void Catalog::cut_over_revision(const std::string& kb, const std::string& buildi
   tx.commit();
 }
 
+Catalog::Batch::Batch(Catalog& c) : tx_(std::make_unique<Transaction>(c.db_)) {}
+Catalog::Batch::~Batch() = default;
+void Catalog::Batch::commit() {
+  tx_->commit();
+}
+
+std::int64_t Catalog::local_changes() const {
+  return sqlite3_total_changes64(db_);
+}
+
 void Catalog::log_event(const AuditEntry& a) {
   write_audit(db_, a);
 }

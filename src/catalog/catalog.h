@@ -165,8 +165,22 @@ struct VectorCounts {
   std::int64_t pending() const { return documents - ready - failed; }
 };
 
+class Transaction;
+
 class Catalog {
  public:
+  // Groups many writes into one transaction (each write's own becomes a savepoint of it):
+  // a sweep commits a page of documents at once. Rolled back unless commit() is called.
+  class Batch {
+   public:
+    explicit Batch(Catalog& c);
+    ~Batch();
+    void commit();
+
+   private:
+    std::unique_ptr<Transaction> tx_;
+  };
+
   // Opens (creating if needed) and migrates the database at `path`.
   static std::unique_ptr<Catalog> open(const std::string& path);
   ~Catalog();
@@ -301,6 +315,9 @@ class Catalog {
                                    int limit = 1000) const;
 
   sqlite3* handle() const { return db_; }  // for tests (integrity checks)
+  // Rows this connection has written so far (moves with every local write; status caches
+  // use it to tell their own writes from other processes').
+  std::int64_t local_changes() const;
 
  private:
   explicit Catalog(sqlite3* db);

@@ -74,16 +74,23 @@ void exec_sql(sqlite3* db, const char* sql) {
   }
 }
 
-Transaction::Transaction(sqlite3* db) : db_(db) {
-  exec_sql(db, "BEGIN IMMEDIATE");
+Transaction::Transaction(sqlite3* db) : db_(db), nested_(sqlite3_get_autocommit(db) == 0) {
+  // Inside an outer transaction (Catalog::Batch) a savepoint: it commits with the outer one.
+  exec_sql(db, nested_ ? "SAVEPOINT nested" : "BEGIN IMMEDIATE");
 }
 
 Transaction::~Transaction() {
-  if (!done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  if (done_) return;
+  if (nested_) {
+    sqlite3_exec(db_, "ROLLBACK TO nested", nullptr, nullptr, nullptr);
+    sqlite3_exec(db_, "RELEASE nested", nullptr, nullptr, nullptr);
+  } else {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
 }
 
 void Transaction::commit() {
-  exec_sql(db_, "COMMIT");
+  exec_sql(db_, nested_ ? "RELEASE nested" : "COMMIT");
   done_ = true;
 }
 

@@ -55,7 +55,8 @@ void exec_sql(sqlite3* db, const char* sql);
 // Error(io_error) naming `what` and the path.
 sqlite3* open_wal_database(const std::string& path, const std::string& what);
 
-// BEGIN IMMEDIATE ... COMMIT, rolled back unless commit() was called.
+// BEGIN IMMEDIATE ... COMMIT, rolled back unless commit() was called. Inside another
+// transaction it is a savepoint of it.
 class Transaction {
  public:
   explicit Transaction(sqlite3* db);
@@ -64,6 +65,7 @@ class Transaction {
 
  private:
   sqlite3* db_;
+  bool nested_;
   bool done_ = false;
 };
 

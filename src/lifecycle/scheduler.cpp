@@ -64,12 +64,19 @@ void Scheduler::embed_jobs(KbVectors& v, std::vector<Job>& jobs, const ReindexOp
   }
   if (refs.empty()) return;
 
-  // 2. The rest in batches of batch_chunks, `workers` provider calls in flight.
-  const std::size_t per = static_cast<std::size_t>(std::max(1, o.batch_chunks));
+  // 2. The rest in batches of at most batch_chunks. A remote provider gets few, full requests
+  // (requests per minute are what it limits); a local one, whose work is CPU, gets the page
+  // split evenly so that every worker has a share.
+  const bool remote = v.provider->id() == "openai";
+  int workers = o.workers > 0 ? o.workers : (remote ? 4 : 2);
+  std::size_t per = static_cast<std::size_t>(std::max(1, o.batch_chunks));
+  if (!remote)
+    per = std::max<std::size_t>(
+        1, std::min(per, (refs.size() + static_cast<std::size_t>(workers) - 1) /
+                             static_cast<std::size_t>(workers)));
   std::vector<std::pair<std::size_t, std::size_t>> batches;  // [begin, end) into refs
   for (std::size_t b = 0; b < refs.size(); b += per)
     batches.emplace_back(b, std::min(refs.size(), b + per));
-  int workers = o.workers > 0 ? o.workers : (v.provider->id() == "openai" ? 4 : 2);
   workers = std::max(1, std::min<int>(workers, static_cast<int>(batches.size())));
   std::vector<std::exception_ptr> errors(batches.size());
   std::atomic<std::size_t> next{0};
@@ -146,6 +153,10 @@ void Scheduler::commit(const std::string& kb, const catalog::RevisionRow& rev, K
   auto& cat = vectors_.catalog();
   {
     catalog::WriterLock lock(vectors_.data_dir(), lock_timeout_ms_);
+    // The page's coordinates, tombstones and staged chunks commit together. Vectors go to the
+    // store first (it commits each document on its own); a crash before this commit leaves
+    // them stored but unrecorded, which the next sweep repairs by replacing them.
+    catalog::Catalog::Batch batch(cat);
     for (auto& job : jobs) {
       // Edited or deleted while it was being embedded: its new content is pending anew.
       auto now = cat.find_document(kb, job.doc.id);
@@ -178,6 +189,7 @@ void Scheduler::commit(const std::string& kb, const catalog::RevisionRow& rev, K
       ++report.documents;
       report.chunks += c.chunk_count;
     }
+    batch.commit();
   }
 }
 

@@ -276,14 +276,23 @@ std::string Vectors::kb_status(const std::string& kb, const KbConfig& config,
   const bool building = building_kbs_.count(kb) > 0;
   if (!filter.empty())
     return aggregate(cat_.vector_counts(kb, t.scope.revision, older, filter), building);
-  // Unfiltered (every search without a filter): cached until a document or lifecycle write.
+  // Unfiltered (every search without a filter): counting is linear in the KB's documents, so
+  // it is cached until this connection writes, and refreshed at most once a second while
+  // another process writes (a sweep there commits every page; a search here should not
+  // recount the KB each time).
   auto gens = cat_.generations(kb);
+  const std::int64_t local = cat_.local_changes();
   const std::string key = t.scope.revision + "|" + older;
-  auto& c = status_cache_[kb];
-  if (c.generations != gens || c.key != key || c.generations.first == 0) {
+  const auto now = std::chrono::steady_clock::now();
+  auto [it, fresh] = status_cache_.try_emplace(kb);
+  auto& c = it->second;
+  if (fresh || c.key != key || c.local_changes != local ||
+      (c.generations != gens && now - c.at > std::chrono::seconds(1))) {
     c.counts = cat_.vector_counts(kb, t.scope.revision, older);
     c.generations = gens;
     c.key = key;
+    c.local_changes = local;
+    c.at = now;
   }
   return aggregate(c.counts, building);
 }

@@ -9,6 +9,7 @@
 // reconciliation collects it). The revisions table holds the config each one was made with.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -120,6 +121,8 @@ class Vectors {
     std::pair<std::int64_t, std::int64_t> generations;
     std::string key;
     catalog::VectorCounts counts;
+    std::int64_t local_changes = -1;  // the catalog connection's own writes when counted
+    std::chrono::steady_clock::time_point at{};
   };
   std::map<std::string, CachedStatus> status_cache_;  // by kb
 };
