@@ -1,5 +1,5 @@
 // quarry-bench ann [--n 100000] [--dim 384] [--queries 200] [--data DIR] [--configs M:efC:ef,...]
-//                  [--quantization f32] [--md5 FILE] [--skip-exact]
+//                  [--quantization f32] [--md5 FILE] [--skip-exact] [--threads 1,2]
 // The embedded vector store measured through the VectorStore API on the peers' shared synthetic
 // dataset (../shared/peers/README.md: same files, same metrics, same JSON fields), so its rows
 // sit beside hnswlib/usearch/lancedb/chroma run on the same machine. When the data files are
@@ -304,7 +304,10 @@ int run_ann(const Args& args) {
   while (std::getline(configs, cfg, ',')) {
     int m = 16, efc = 200, ef = 64;
     std::sscanf(cfg.c_str(), "%d:%d:%d", &m, &efc, &ef);
-    for (int threads : {1, 2}) {
+    std::vector<int> thread_counts;  // index build threads, one row each
+    std::stringstream tl(args.get("threads", "1,2"));
+    for (std::string t; std::getline(tl, t, ',');) thread_counts.push_back(std::stoi(t));
+    for (int threads : thread_counts) {
       fs::path d = work / (cfg + "-t" + std::to_string(threads));
       nlohmann::json settings = {{"connectivity", m},
                                  {"expansion_add", efc},
@@ -348,7 +351,7 @@ int run_ann(const Args& args) {
       }
       report(r, data.n, table);
       last_db = d;
-      if (threads == 2) fs::remove_all(d);
+      if (threads != 1) fs::remove_all(d);
     }
   }
   if (!args.kv.count("skip-exact") && !last_db.empty()) {
@@ -357,7 +360,7 @@ int run_ann(const Args& args) {
     for (const auto& e : fs::directory_iterator(d / "vectors"))
       if (e.path().extension() == ".usearch") fs::remove(e.path());
     Result r;
-    r.peer = "quarry embedded exact scan (f32, 2 threads)";
+    r.peer = "quarry embedded exact scan (f16 pass + f32 re-score, 2 threads)";
     auto t0 = now_s();
     auto s = open_store(d, {{"hnsw_threshold", std::int64_t{1} << 40}, {"threads", 2}});
     store::Query q;

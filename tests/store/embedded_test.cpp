@@ -10,6 +10,7 @@
 
 #include "quarry/error.h"
 #include "store/embedded/embedded_store.h"
+#include "store/embedded/kernels.h"
 #include "test_util.h"
 
 namespace quarry::store::embedded {
@@ -124,6 +125,65 @@ TEST_F(EmbeddedStoreTest, MissingOrCorruptIndexIsRebuiltWithTheSameAnswers) {
   expect_rebuilt("empty");
 }
 
+// The file holds sections (codes, precise vectors, removed flags, graph) whose sizes the header
+// implies: a file cut or grown anywhere, an older format, or a header for other settings is
+// never mapped; the index is rebuilt with the same answers.
+TEST_F(EmbeddedStoreTest, IndexFileOfWrongSizeVersionOrSettingsIsRebuilt) {
+  std::vector<Vec> vs;
+  std::vector<std::string> before;
+  {
+    auto s = open();
+    vs = fill(*s);
+    before = ids(s->query(kScope, q(vs[3], 10)));
+  }
+  auto bytes = quarry::testing::read_file(index_file());
+  ASSERT_GT(bytes.size(), 300u * kDim * 5);  // codes (1 byte) + f32 copy (4 bytes) per element
+  auto expect_rebuilt = [&](const std::string& content, const char* what) {
+    quarry::testing::write_file(index_file(), content);
+    auto s = open();
+    EXPECT_EQ(ids(s->query(kScope, q(vs[3], 10))), before) << what;
+    EXPECT_EQ(scope_stats(*s, kScope)->rebuilds, 1) << what;
+  };
+  expect_rebuilt(bytes.substr(0, 128), "header only");
+  expect_rebuilt(bytes.substr(0, 128 + 300 * kDim / 2), "cut in the codes");
+  expect_rebuilt(bytes.substr(0, bytes.size() - 1), "last byte missing");
+  expect_rebuilt(bytes + "x", "one byte too many");
+  std::string v1 = bytes;
+  v1[7] = 1;  // the magic of format 1 (USearch's own dense layout)
+  expect_rebuilt(v1, "format 1");
+  // Same data dir, other quantization: the f32 file is not used for an f16 index.
+  quarry::testing::write_file(index_file(), bytes);
+  auto f16 = open({{"hnsw_threshold", 100}, {"quantization", "f16"}});
+  EXPECT_EQ(f16->query(kScope, q(vs[3], 1))[0].doc_id, "d3");
+  EXPECT_EQ(scope_stats(*f16, kScope)->rebuilds, 1);
+}
+
+// Answers of the HNSW path carry exact cosine scores (candidates are re-scored with the f32
+// copy), and a mapped reader answers exactly like the process that built the index.
+TEST_F(EmbeddedStoreTest, HnswScoresAreExactAndReadersAgree) {
+  std::vector<Vec> vs;
+  std::vector<StoreHit> built;
+  {
+    auto s = open();
+    vs = fill(*s);
+    built = s->query(kScope, q(vs[11], 5));
+  }
+  auto exact = make_memory_store();
+  for (std::size_t i = 0; i < vs.size(); ++i)
+    exact->upsert(kScope, one("d" + std::to_string(i), vs[i]));
+  auto truth = exact->query(kScope, q(vs[11], 5));
+  auto s = open();
+  auto mapped = s->query(kScope, q(vs[11], 5));
+  ASSERT_EQ(built.size(), 5u);
+  ASSERT_EQ(mapped.size(), 5u);
+  for (std::size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(built[i].doc_id, mapped[i].doc_id);
+    EXPECT_FLOAT_EQ(static_cast<float>(built[i].score), static_cast<float>(mapped[i].score));
+    EXPECT_NEAR(built[i].score, truth[i].score, 1e-5) << i;
+  }
+  EXPECT_TRUE(scope_stats(*s, kScope)->view);
+}
+
 TEST_F(EmbeddedStoreTest, SecondStoreObjectSeesCommittedWrites) {
   auto writer = open();
   auto vs = fill(*writer);
@@ -233,6 +293,44 @@ TEST_F(EmbeddedStoreTest, QuantizedIndexesFindTheQueriedVector) {
   }
 }
 
+// The f16 first pass of a large exact scan must not change its answer: near-duplicates (closer
+// than f16 can tell apart) are re-scored from f32, with and without a row filter, in one part
+// and in several.
+TEST(ExactScan, F16FirstPassKeepsTheExactTopK) {
+  constexpr std::size_t kRows = 20000, kD = 64;
+  std::mt19937 rng(3);
+  std::normal_distribution<float> g;
+  std::vector<float> m(kRows * kD);
+  for (std::size_t r = 0; r < kRows; ++r) {
+    for (std::size_t j = 0; j < kD; ++j)
+      m[r * kD + j] = r % 7 == 0 && r > 0 ? m[(r - 1) * kD + j] + 1e-4f * g(rng) : g(rng);
+    normalize(&m[r * kD], kD);
+  }
+  std::vector<std::uint16_t> half(m.size());
+  for (std::size_t i = 0; i < m.size(); ++i) half[i] = f32_to_f16(m[i]);
+  std::function<bool(std::size_t)> odd = [](std::size_t r) { return r % 2 == 1; };
+  for (int t = 0; t < 20; ++t) {
+    std::vector<float> query(m.begin() + static_cast<long>((t * 997 % kRows) * kD),
+                             m.begin() + static_cast<long>((t * 997 % kRows + 1) * kD));
+    for (auto& x : query) x += 0.05f * g(rng);
+    normalize(query.data(), kD);
+    for (unsigned threads : {1u, 2u})
+      for (bool filtered : {false, true}) {
+        std::function<bool(std::size_t)> f = filtered ? odd : std::function<bool(std::size_t)>{};
+        auto want = scan_topk(query.data(), m.data(), kRows, kD, 10, f, threads);
+        auto got = scan_topk_f16(query.data(), half.data(), m.data(), kRows, kD, 10, f, threads);
+        ASSERT_EQ(got.size(), want.size());
+        for (std::size_t i = 0; i < want.size(); ++i) {
+          EXPECT_NEAR(got[i].distance, want[i].distance, 1e-6) << t << " " << i;
+          if (std::fabs(got[i].distance - want[i].distance) > 1e-6f) continue;
+          if (i + 1 < want.size() && std::fabs(want[i + 1].distance - want[i].distance) < 1e-6f)
+            continue;  // a tie within float noise may come out in either order
+          EXPECT_EQ(got[i].row, want[i].row) << t << " " << i;
+        }
+      }
+  }
+}
+
 TEST_F(EmbeddedStoreTest, SettingsAreValidated) {
   auto code_and_key = [&](nlohmann::json settings) -> std::pair<Code, std::string> {
     try {
@@ -279,6 +377,59 @@ TEST(StoreRegistryTest, BuiltinsAndRegistration) {
       Error);
   EXPECT_THROW(reg.create("nope", {}, {}), Error);
   EXPECT_EQ(mine.ids(), std::vector<std::string>{"x"});
+}
+
+}  // namespace
+}  // namespace quarry::store::embedded
+
+namespace quarry::store::embedded {
+namespace {
+
+// Every kernel build this CPU can run gives the generic build's answer (exactly for i8, to
+// float rounding otherwise), at lengths that exercise the vector bodies and their tails.
+TEST(Kernels, EveryBuildAgreesWithTheGenericOne) {
+  const auto v = kernel_variants();
+  ASSERT_FALSE(v.dot.empty());
+  ASSERT_FALSE(v.dot_i8.empty());
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> uf(-1, 1);
+  std::uniform_int_distribution<int> ui(-127, 127);
+  for (std::size_t n : {1u, 7u, 16u, 31u, 64u, 100u, 384u, 1000u}) {
+    std::vector<float> a(n), b(4 * n);
+    std::vector<std::int8_t> x(n), y(n);
+    std::vector<std::uint16_t> h(4 * n);
+    for (auto& f : a) f = uf(rng);
+    for (auto& f : b) f = uf(rng);
+    for (auto& i : x) i = static_cast<std::int8_t>(ui(rng));
+    for (auto& i : y) i = static_cast<std::int8_t>(ui(rng));
+    for (std::size_t i = 0; i < h.size(); ++i) h[i] = f32_to_f16(b[i]);
+    const float tol = 1e-4f * static_cast<float>(n);
+    const float ref = v.dot[0].second(a.data(), b.data(), n);
+    for (const auto& [name, fn] : v.dot) EXPECT_NEAR(fn(a.data(), b.data(), n), ref, tol) << name;
+    float ref4[4];
+    v.dot4[0].second(a.data(), b.data(), n, ref4);
+    for (const auto& [name, fn] : v.dot4) {
+      float out[4];
+      fn(a.data(), b.data(), n, out);
+      for (int j = 0; j < 4; ++j) EXPECT_NEAR(out[j], ref4[j], tol) << name << " row " << j;
+    }
+    const auto iref = v.dot_i8[0].second(x.data(), y.data(), n);
+    for (const auto& [name, fn] : v.dot_i8) EXPECT_EQ(fn(x.data(), y.data(), n), iref) << name;
+    const float href = v.dot_f16[0].second(a.data(), h.data(), n);
+    for (const auto& [name, fn] : v.dot_f16)
+      EXPECT_NEAR(fn(a.data(), h.data(), n), href, tol) << name;
+    if (n % 16 == 0) {
+      for (const auto& [name, fn] : v.dot4_f16) {
+        float out[4];
+        fn(a.data(), h.data(), n, out);
+        for (std::size_t j = 0; j < 4; ++j)
+          EXPECT_NEAR(out[j], v.dot_f16[0].second(a.data(), h.data() + j * n, n), tol)
+              << name << " row " << j;
+      }
+    }
+  }
+  std::printf("kernel builds checked: dot %zu, dot4 %zu, dot_i8 %zu, dot_f16 %zu, dot4_f16 %zu\n",
+              v.dot.size(), v.dot4.size(), v.dot_i8.size(), v.dot_f16.size(), v.dot4_f16.size());
 }
 
 }  // namespace

@@ -8,8 +8,9 @@
 namespace quarry::store::embedded {
 
 // Parses the store settings json: {"hnsw_threshold", "connectivity", "expansion_add",
-// "expansion_search", "quantization": "f32|f16|i8", "threads"}. Unknown keys and bad values
-// throw Error(invalid_argument) naming the key.
+// "expansion_search", "quantization": "f32|f16|i8", "threads"}. quantization is the precision
+// of the index's re-scoring copy (i8: none, distances from the walk's i8 codes). Unknown keys
+// and bad values throw Error(invalid_argument) naming the key.
 Settings parse_settings(const nlohmann::json& settings);
 
 // The state of a scope's in-memory view after the last query; nullopt for another store kind.

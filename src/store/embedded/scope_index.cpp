@@ -13,6 +13,8 @@ namespace {
 // reaches this size: below it an exact scan of the delta costs tens of microseconds.
 constexpr std::size_t kExtendAt = 1024;
 constexpr std::size_t kFilterCacheSize = 8;
+// From this many rows an exact scan reads f16 rows first (scan_topk_f16); below, f32 directly.
+constexpr std::size_t kF16ScanRows = 4096;
 
 void append_key(std::string& out, const core::Filter& f) {
   out += std::to_string(static_cast<int>(f.op));
@@ -60,6 +62,8 @@ void ScopeIndex::MemRows::add(std::int64_t id, std::uint32_t d, const RowMeta& m
   std::size_t at = matrix.size();
   matrix.insert(matrix.end(), v, v + n);
   normalize(matrix.data() + at, n);
+  half.resize(matrix.size());
+  for (std::size_t i = at; i < matrix.size(); ++i) half[i] = f32_to_f16(matrix[i]);
 }
 
 bool ScopeIndex::MemRows::remove(std::int64_t id, std::size_t dims) {
@@ -73,12 +77,15 @@ bool ScopeIndex::MemRows::remove(std::int64_t id, std::size_t dims) {
     meta[r] = std::move(meta[last]);
     std::copy_n(matrix.begin() + static_cast<std::ptrdiff_t>(last * dims), dims,
                 matrix.begin() + static_cast<std::ptrdiff_t>(r * dims));
+    std::copy_n(half.begin() + static_cast<std::ptrdiff_t>(last * dims), dims,
+                half.begin() + static_cast<std::ptrdiff_t>(r * dims));
     pos[ids[r]] = r;
   }
   ids.pop_back();
   doc.pop_back();
   meta.pop_back();
   matrix.resize(last * dims);
+  half.resize(last * dims);
   return true;
 }
 
@@ -144,7 +151,7 @@ std::uint32_t ScopeIndex::doc_ordinal(const std::string& doc_id) {
   auto [it, fresh] = doc_ord_.emplace(doc_id, static_cast<std::uint32_t>(doc_ids_.size()));
   if (fresh) {
     doc_ids_.push_back(doc_id);
-    doc_meta_.emplace_back(nlohmann::json::object());
+    doc_meta_.emplace_back();  // null until the docs are read (no allocation per document)
   }
   return it->second;
 }
@@ -259,8 +266,9 @@ void ScopeIndex::maybe_extend() {
   if (!loaded_ || epoch_ == 0) return;
   auto dims = static_cast<std::size_t>(dims_);
   bool build = !index_ && static_cast<std::int64_t>(mem_.ids.size()) >= settings_.hnsw_threshold;
-  if (index_ && dead_.size() * 3 > index_->size()) {
-    // Too many holes for an incremental fix: rebuild from the db.
+  if (index_ && (dead_.size() + index_->removed()) * 3 > index_->size()) {
+    // Too many holes (pending, or removed nodes the walk still passes through) for an
+    // incremental fix: rebuild from the db.
     db_.read([&](VectorDb::Reader& r) {
       auto row = r.scope(kb_, revision_);
       if (!row) return reset();
@@ -327,8 +335,11 @@ std::shared_ptr<ScopeIndex::FilterEntry> ScopeIndex::filter_entry(const core::Fi
   e->key = std::move(key);
   e->version = version_;
   e->match.resize(doc_meta_.size());
-  for (std::size_t d = 0; d < doc_meta_.size(); ++d)
-    e->match[d] = core::filter_matches(f, doc_meta_[d]) ? 1 : 0;
+  static const nlohmann::json kNoMetadata = nlohmann::json::object();
+  for (std::size_t d = 0; d < doc_meta_.size(); ++d) {
+    const auto& meta = doc_meta_[d].is_null() ? kNoMetadata : doc_meta_[d];
+    e->match[d] = core::filter_matches(f, meta) ? 1 : 0;
+  }
   if (index_) {
     std::int64_t n = 0;
     for (const auto& [k, km] : keys_)
@@ -347,8 +358,15 @@ std::vector<StoreHit> ScopeIndex::search(const std::vector<float>& q, std::size_
   std::vector<Candidate> cands;
   std::function<bool(std::size_t)> mem_ok;
   if (match) mem_ok = [&](std::size_t r) { return (*match)[mem_.doc[r]] != 0; };
-  for (const auto& s : scan_topk(q.data(), mem_.matrix.data(), mem_.ids.size(),
-                                 static_cast<std::size_t>(dims_), k, mem_ok, settings_.threads))
+  // Large in-memory sets are scanned in f16 first (half the memory traffic), then re-scored.
+  auto rows = mem_.ids.size();
+  auto dims = static_cast<std::size_t>(dims_);
+  auto scanned =
+      rows >= kF16ScanRows
+          ? scan_topk_f16(q.data(), mem_.half.data(), mem_.matrix.data(), rows, dims, k, mem_ok,
+                          settings_.threads)
+          : scan_topk(q.data(), mem_.matrix.data(), rows, dims, k, mem_ok, settings_.threads);
+  for (const auto& s : scanned)
     cands.push_back({s.distance, mem_.ids[s.row], static_cast<std::int64_t>(s.row)});
   if (index_) {
     std::function<bool(std::uint64_t)> key_ok;

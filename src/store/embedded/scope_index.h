@@ -6,7 +6,9 @@
 //     a removed row leaves a tombstone (seq, id). A query first reads the scope row (one
 //     indexed lookup) and does nothing more when (epoch, seq) are what it already reflects.
 //   * Small scopes (< hnsw_threshold rows) live entirely in `mem_`: a contiguous matrix of
-//     normalised f32 rows scanned exactly. New rows are appended, tombstoned rows removed.
+//     normalised f32 rows (and the same rows in f16: large scans read those first, then re-score
+//     the few rows that could still be in the top k from f32) scanned exactly. New rows are
+//     appended, tombstoned rows removed.
 //   * Large scopes answer from an HNSW index stamped (epoch, seq S, max id V): it holds exactly
 //     the rows live at S with id <= V. On top of it: `mem_` holds the rows with id > V (the
 //     delta, scanned exactly) and `dead_` the index keys tombstoned after S (excluded with a
@@ -19,7 +21,8 @@
 //     (stamp.seq < tomb_floor), corrupt when its header or USearch rejects it; both rebuild.
 //   * Queries answer from memory: the (kb, revision) scope row is the only SQLite read of a query
 //     that finds nothing new. Index keys map to (doc, chunk_index, chunk_id) through `keys_`,
-//     loaded on a scope's second query (or first filtered one) or filled by an in-process build;
+//     loaded on a scope's second query (or first filtered one) from a covering index of
+//     vectors.db (never the vector blobs), or filled by an in-process build;
 //     only a cold reader's first query looks its few hits up by rowid, so a one-shot process
 //     never reads every row's metadata.
 //   * Filters are evaluated once per document (core::filter_matches on the cached metadata) and
@@ -75,6 +78,7 @@ class ScopeIndex {
     std::vector<std::uint32_t> doc;
     std::vector<RowMeta> meta;
     std::vector<float> matrix;
+    std::vector<std::uint16_t> half;  // the same rows in f16, for the exact scan's first pass
     std::unordered_map<std::int64_t, std::size_t> pos;
     void add(std::int64_t id, std::uint32_t d, const RowMeta& m, const float* v, std::size_t n);
     bool remove(std::int64_t id, std::size_t dims);
