@@ -5,8 +5,9 @@
 // What the index lifecycle (SPEC §7) costs, through the public Engine API only:
 //   1. re-embed sweep: the corpus is ingested (keyword index only, vectors pending) and
 //      Engine::reindex is timed from an empty embedding cache, per provider and worker count;
-//   2. vector query latency while a blue-green build (hash:256 -> hash:192) is swept by a second
-//      Engine on the same data directory, against the same queries with no sweep running;
+//   2. vector query latency while a blue-green build (hash:256 -> hash:192) is swept by the
+//      background Indexer (the server's, with its own Engine) on the same data directory,
+//      against the same queries with no sweep running;
 //   3. the cost of an edit: one paragraph of a 100-chunk document changed, then reindex.
 // Each data directory is a copy of a template made once per provider, so every timed sweep
 // starts from the same pending state and an empty cache. Medians over --repeats are shown.
@@ -24,6 +25,7 @@
 #include "beir.h"
 #include "bench.h"
 #include "quarry/engine.h"
+#include "quarry/indexer.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -118,7 +120,7 @@ struct Latency {
   ReindexReport report;  // of the last repeat
 };
 
-// Vector top-10 latency over the queries, idle, then while a second Engine sweeps a blue-green
+// Vector top-10 latency over the queries, idle, then while the Indexer sweeps a blue-green
 // build (workers 1: the machine has 2 cores, one for the sweep and one for the queries).
 void sweep_latency(const fs::path& dir, const std::vector<Query>& qs, Latency& L) {
   auto a = open_engine(dir);
@@ -143,30 +145,23 @@ void sweep_latency(const fs::path& dir, const std::vector<Query>& qs, Latency& L
     }
 
   a->set_kb(kKb, {{"embedder.provider", "hash:192"}});  // serving stays hash:256 until cut-over
-  std::atomic<int> phase{0};                            // 0 starting, 1 sweeping, 2 done
-  std::exception_ptr failure;
-  std::thread sweeper([&] {
-    try {
-      auto b = open_engine(dir);
-      ReindexOptions o;
-      o.workers = 1;
-      auto t0 = Clock::now();
-      phase = 1;
-      L.report = b->reindex(kKb, o);
-      L.sweep_s = elapsed_ms(t0) / 1000;
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    phase = 2;
-  });
-  while (phase == 0) std::this_thread::yield();
-  for (std::size_t i = 0; phase == 1; ++i) {  // loop the query set until the sweep ends
-    auto t0 = Clock::now();
+  // The sweep runs as the server runs it: quarry::Indexer, its own Engine and thread (at its
+  // default niceness), which reconciles the KB as it starts, so the build begins at once.
+  IndexerOptions io;
+  io.engine = {dir.string(), "bench", "library", 60000};
+  io.workers = 1;
+  const auto t0 = Clock::now();
+  auto indexer = Indexer::start(io);
+  for (std::size_t i = 0; !indexer->wait_idle(std::chrono::milliseconds(0)); ++i) {
+    auto q0 = Clock::now();
     ask(qs[i % qs.size()]);
-    L.during.push_back(elapsed_ms(t0));  // issued while the sweep ran
+    L.during.push_back(elapsed_ms(q0));  // issued while the sweep ran
   }
-  sweeper.join();
-  if (failure) std::rethrow_exception(failure);
+  L.sweep_s = elapsed_ms(t0) / 1000;
+  auto state = indexer->state();
+  indexer->stop();
+  if (!state.count(kKb) || !state.at(kKb).last) throw std::runtime_error("sweep: no report");
+  L.report = *state.at(kKb).last;
   if (!L.report.error_code.empty()) throw std::runtime_error("sweep: " + L.report.error_message);
 }
 
@@ -284,7 +279,7 @@ int run_lifecycle(const Args& args) {
   const double i50 = percentile(lat.idle, 50), i99 = percentile(lat.idle, 99);
   const double d50 = percentile(lat.during, 50), d99 = percentile(lat.during, 99);
   std::printf(
-      "\nvector top-10 (hash:256 serving) while a second Engine sweeps the blue-green build to "
+      "\nvector top-10 (hash:256 serving) while the background Indexer (nice 10) sweeps the blue-green build to "
       "hash:192 with workers 1 (2-core machine); %d rounds pooled, last sweep %.2f s, %lld docs, "
       "cut over: %s\n\n",
       repeats, lat.sweep_s, static_cast<long long>(lat.report.documents),

@@ -21,6 +21,9 @@ struct IndexerOptions {
   std::chrono::milliseconds min_backoff{1'000};    // after a failed sweep of a KB...
   std::chrono::milliseconds max_backoff{300'000};  // ...doubling up to this
   int workers = 0;                                 // provider calls in flight (0: auto)
+  // Niceness of the indexer's threads (Linux sets it per thread; its workers inherit it):
+  // background embedding yields the CPU to queries. 0 leaves it as is.
+  int nice = 10;
 };
 
 // What the indexer knows of one KB.

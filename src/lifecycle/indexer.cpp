@@ -1,5 +1,9 @@
 #include "quarry/indexer.h"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -51,6 +55,8 @@ class IndexerImpl final : public Indexer {
 
  private:
   void run() {
+    if (opts_.nice > 0)  // lowering one's own priority needs no privilege; failure is harmless
+      setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), opts_.nice);
     {
       // Reconciliation on start: every KB, pending work or not (orphans, stragglers, GC).
       std::lock_guard lk(mu_);

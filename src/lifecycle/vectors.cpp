@@ -152,13 +152,18 @@ RevisionPlan Vectors::plan(const std::string& kb, const KbConfig& config, bool i
   }
   const std::string target = t.scope.revision;
   std::optional<catalog::RevisionRow> serving, other;
+  std::vector<catalog::RevisionRow> others;
   for (auto& r : rows) {
     if (r.state == "serving" && !serving)
       serving = r;
-    else if (other)
-      drop_revision(kb, r, serving ? serving->revision : target);  // never more than two
     else
-      other = r;
+      others.push_back(r);
+  }
+  if (others.size() == 1) {
+    other = others.front();
+  } else {
+    // Never more than two (a crash between steps could leave a third): keep the serving one.
+    for (const auto& r : others) drop_revision(kb, r, serving ? serving->revision : target);
   }
   if (!serving) {
     // First embedder (or a data dir from before revisions were tracked): serve the target.
