@@ -23,6 +23,14 @@ struct IndexStatus {
   std::string vector = "not_built";
 };
 
+// A permanent embedding failure of one document under one revision (SPEC §7).
+struct VectorFailure {
+  std::string doc_id;
+  std::string code;  // content_too_large, no_content, too_many_chunks, input_rejected
+  std::string message;
+  std::string at;
+};
+
 struct Document {
   std::string id;  // ULID
   std::string kb;
@@ -42,14 +50,7 @@ struct Document {
   std::string markdown_path;  // <data>/kb/<name>/docs/<id>.md (absolute)
   std::string raw_path;       // <data>/kb/<name>/raw/<id>.<ext> (absolute)
   IndexStatus index_status;   // keyword is indexed in the same transaction as the document
-};
-
-// A permanent embedding failure of one document under one revision (SPEC §7).
-struct VectorFailure {
-  std::string doc_id;
-  std::string code;  // content_too_large, no_content, too_many_chunks, input_rejected
-  std::string message;
-  std::string at;
+  std::optional<VectorFailure> vector_failure;  // why, when index_status.vector is "failed"
 };
 
 // The vector side of a KB (SPEC §1, §7): its revisions and its documents by status under the

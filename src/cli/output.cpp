@@ -104,23 +104,28 @@ json to_json(const VectorIndexInfo& v) {
 }
 
 json to_json(const Document& d) {
-  return {{"id", d.id},
-          {"kb", d.kb},
-          {"filename", d.filename},
-          {"title", d.title},
-          {"source_sha256", d.source_sha256},
-          {"content_sha256", d.content_sha256},
-          {"metadata", metadata(d.metadata_json)},
-          {"subject", subject_json(d.subject)},
-          {"converter", d.converter},
-          {"source_bytes", d.source_bytes},
-          {"markdown_bytes", d.markdown_bytes},
-          {"chunk_count", d.chunk_count},
-          {"created_at", d.created_at},
-          {"updated_at", d.updated_at},
-          {"markdown_path", d.markdown_path},
-          {"raw_path", d.raw_path},
-          {"index_status", to_json(d.index_status)}};
+  json j = {{"id", d.id},
+            {"kb", d.kb},
+            {"filename", d.filename},
+            {"title", d.title},
+            {"source_sha256", d.source_sha256},
+            {"content_sha256", d.content_sha256},
+            {"metadata", metadata(d.metadata_json)},
+            {"subject", subject_json(d.subject)},
+            {"converter", d.converter},
+            {"source_bytes", d.source_bytes},
+            {"markdown_bytes", d.markdown_bytes},
+            {"chunk_count", d.chunk_count},
+            {"created_at", d.created_at},
+            {"updated_at", d.updated_at},
+            {"markdown_path", d.markdown_path},
+            {"raw_path", d.raw_path},
+            {"index_status", to_json(d.index_status)}};
+  if (d.vector_failure)
+    j["vector_error"] = {{"code", d.vector_failure->code},
+                         {"message", d.vector_failure->message},
+                         {"at", d.vector_failure->at}};
+  return j;
 }
 
 json to_json(const Hit& h) {

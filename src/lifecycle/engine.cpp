@@ -440,7 +440,9 @@ class EngineImpl final : public Engine {
   }
 
   Document with_vectors(Document d, const KbConfig& config, const catalog::DocumentRow& row) {
-    d.index_status.vector = vectors_->document_status(d.kb, config, row);
+    VectorFailure f;
+    d.index_status.vector = vectors_->document_status(d.kb, config, row, &f);
+    if (d.index_status.vector == "failed") d.vector_failure = f;
     return d;
   }
 

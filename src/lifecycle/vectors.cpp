@@ -255,7 +255,7 @@ KbConfig Vectors::chunking_config(const std::string& kb, const KbConfig& config)
 }
 
 std::string Vectors::document_status(const std::string& kb, const KbConfig& config,
-                                     const catalog::DocumentRow& doc) {
+                                     const catalog::DocumentRow& doc, VectorFailure* failure) {
   KbVectors& t = for_kb(kb, config);
   if (!t.provider) return "not_built";
   if (in_flight_.count(doc.id)) return "building";
@@ -267,8 +267,11 @@ std::string Vectors::document_status(const std::string& kb, const KbConfig& conf
     if (s && c.revision == s->revision && s->revision != t.scope.revision) stale = true;
   }
   if (ready) return "ready";
-  for (const auto& f : cat_.failures(kb, t.scope.revision, 1 << 20))
-    if (f.doc_id == doc.id) return "failed";
+  for (const auto& f : cat_.failures(kb, t.scope.revision, 1 << 20)) {
+    if (f.doc_id != doc.id) continue;
+    if (failure) *failure = {f.doc_id, f.code, f.message, core::iso8601_utc(f.at)};
+    return "failed";
+  }
   return stale ? "stale" : "not_built";
 }
 

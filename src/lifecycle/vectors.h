@@ -81,8 +81,9 @@ class Vectors {
 
   // Index status (SPEC §1) of one document / of the KB's documents matching `filter`,
   // worst case wins. `building` marks what a sweep in this process is working on.
+  // `failure` (optional) receives the tombstone of a failed document.
   std::string document_status(const std::string& kb, const KbConfig& config,
-                              const catalog::DocumentRow& doc);
+                              const catalog::DocumentRow& doc, VectorFailure* failure = nullptr);
   std::string kb_status(const std::string& kb, const KbConfig& config,
                         const core::Filter& filter = {});
   VectorIndexInfo kb_info(const std::string& kb, const KbConfig& config);

@@ -326,7 +326,11 @@ TEST_F(Lifecycle, PermanentFailuresAreTombstonedAndRetryableOnesStayPending) {
   EXPECT_EQ(r.failed, 1);
   EXPECT_EQ(r.documents, 1);
   EXPECT_EQ(r.error_code, "");
-  EXPECT_EQ(engine->get_document("k", bad).index_status.vector, "failed");
+  auto failed_doc = engine->get_document("k", bad);
+  EXPECT_EQ(failed_doc.index_status.vector, "failed");
+  ASSERT_TRUE(failed_doc.vector_failure.has_value());  // failed, with its code
+  EXPECT_EQ(failed_doc.vector_failure->code, "input_rejected");
+  EXPECT_FALSE(engine->get_document("k", good).vector_failure.has_value());
   EXPECT_EQ(engine->get_document("k", good).index_status.vector, "ready");
   auto info = engine->describe_kb("k");
   EXPECT_EQ(info.index_status.vector, "failed");  // worst case wins
