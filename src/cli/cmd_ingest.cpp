@@ -6,31 +6,6 @@
 namespace quarry::cli {
 using nlohmann::json;
 
-namespace {
-
-// A one-line progress bar on stderr, redrawn at most every 100 ms and only on a terminal.
-class ProgressBar {
- public:
-  void update(const IngestProgress& p) {
-    auto now = std::chrono::steady_clock::now();
-    if (p.done != p.total && now - last_ < std::chrono::milliseconds(100)) return;
-    last_ = now;
-    const int width = 30;
-    int filled = p.total ? static_cast<int>(width * p.done / p.total) : width;
-    std::string name =
-        p.current.size() > 40 ? "…" + p.current.substr(p.current.size() - 39) : p.current;
-    std::cerr << "\r[" << std::string(static_cast<std::size_t>(filled), '#')
-              << std::string(static_cast<std::size_t>(width - filled), '.') << "] " << p.done << "/"
-              << p.total << " " << name << "\033[K" << std::flush;
-    if (p.done == p.total) std::cerr << "\r\033[K" << std::flush;
-  }
-
- private:
-  std::chrono::steady_clock::time_point last_{};
-};
-
-}  // namespace
-
 void add_ingest_command(CLI::App& app, Globals& g, int& exit_code) {
   struct Args {
     std::vector<std::string> paths;
@@ -61,7 +36,11 @@ void add_ingest_command(CLI::App& app, Globals& g, int& exit_code) {
     o.exclude = a->exclude;
     if (!a->metadata.empty()) o.metadata_json = read_arg_or_file(a->metadata);
     ProgressBar bar;
-    if (!g.json && stderr_is_tty()) o.progress = [&bar](const IngestProgress& p) { bar.update(p); };
+    if (!g.json && stderr_is_tty())
+      o.progress = [&bar](const IngestProgress& p) {
+        const std::string& c = p.current;
+        bar.draw("", p.done, p.total, c.size() > 40 ? "…" + c.substr(c.size() - 39) : c);
+      };
 
     IngestReport total;
     for (const auto& path : a->paths) {

@@ -16,29 +16,6 @@ extern "C" void on_sigint(int) {
   g_cancel.store(true);
 }
 
-// A one-line progress bar on stderr for the vector index, redrawn at most every 100 ms.
-class SweepBar {
- public:
-  void update(const ReindexProgress& p) {
-    auto now = std::chrono::steady_clock::now();
-    if (p.done != p.total && now - last_ < std::chrono::milliseconds(100)) return;
-    last_ = now;
-    const int width = 30;
-    const int filled = p.total ? static_cast<int>(width * p.done / p.total) : width;
-    std::cerr << "\rembedding " << p.kb << " ["
-              << std::string(static_cast<std::size_t>(filled), '#')
-              << std::string(static_cast<std::size_t>(width - filled), '.') << "] " << p.done << "/"
-              << p.total << " docs";
-    if (p.rate > 0) std::cerr << "  " << static_cast<long>(p.rate) << "/s";
-    if (p.eta_s > 0.5) std::cerr << "  ETA " << static_cast<long>(p.eta_s + 0.5) << " s";
-    std::cerr << "\033[K" << std::flush;
-    if (p.done == p.total) std::cerr << "\r\033[K" << std::flush;
-  }
-
- private:
-  std::chrono::steady_clock::time_point last_{};
-};
-
 }  // namespace
 
 json to_json(const ReindexReport& r) {
@@ -62,9 +39,15 @@ json to_json(const ReindexReport& r) {
 
 ReindexReport run_reindex(Engine& engine, const std::string& kb, bool json_out, int workers) {
   ReindexOptions o;
-  SweepBar bar;
+  ProgressBar bar;
   if (!json_out && stderr_is_tty())
-    o.progress = [&bar](const ReindexProgress& p) { bar.update(p); };
+    o.progress = [&bar](const ReindexProgress& p) {
+      std::string rate = "docs";
+      if (p.rate > 0) rate += "  " + std::to_string(static_cast<long>(p.rate)) + "/s";
+      if (p.eta_s > 0.5) rate += "  ETA " + std::to_string(static_cast<long>(p.eta_s + 0.5)) + " s";
+      bar.draw("embedding " + p.kb + " ", static_cast<std::size_t>(p.done),
+               static_cast<std::size_t>(p.total), rate);
+    };
   g_cancel.store(false);
   o.cancel = &g_cancel;
   o.workers = workers;

@@ -32,6 +32,18 @@ bool stderr_is_tty() {
   return isatty(STDERR_FILENO) != 0;
 }
 
+void ProgressBar::draw(const std::string& prefix, std::size_t done, std::size_t total,
+                       const std::string& suffix) {
+  auto now = std::chrono::steady_clock::now();
+  if (done != total && now - last_ < std::chrono::milliseconds(100)) return;
+  last_ = now;
+  const std::size_t width = 30;
+  const std::size_t filled = total ? std::min(width, width * done / total) : width;
+  std::cerr << "\r" << prefix << "[" << std::string(filled, '#') << std::string(width - filled, '.')
+            << "] " << done << "/" << total << " " << suffix << "\033[K" << std::flush;
+  if (done == total) std::cerr << "\r\033[K" << std::flush;
+}
+
 json to_json(const IndexStatus& s) {
   return {{"keyword", s.keyword}, {"vector", s.vector}};
 }

@@ -1,6 +1,7 @@
 // Shared CLI plumbing: global options, JSON rendering of the public types, errors, progress.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -26,6 +27,17 @@ nlohmann::json error_json(const Error& e);
 
 // True when stdout/stderr is a terminal (progress bars, colours).
 bool stderr_is_tty();
+
+// A one-line progress bar on stderr ("<prefix>[####......] done/total <suffix>"), redrawn at
+// most every 100 ms and erased when done reaches total. Callers draw it only on a terminal.
+class ProgressBar {
+ public:
+  void draw(const std::string& prefix, std::size_t done, std::size_t total,
+            const std::string& suffix);
+
+ private:
+  std::chrono::steady_clock::time_point last_{};
+};
 
 nlohmann::json to_json(const KbInfo& k);
 nlohmann::json to_json(const VectorIndexInfo& v);
