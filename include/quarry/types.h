@@ -171,8 +171,9 @@ struct IngestItem {
   std::string code;     // error code when failed
   std::string message;  // error message when failed
   std::int64_t chunks = 0;
-  // Vector indexing of this document (KBs with an embedder): ready, not_built or failed with
-  // vector_code/vector_message. A failure never undoes the document or its keyword index.
+  // Vector index status of this document (KBs with an embedder) when ingest returned: usually
+  // not_built (pending until a sweep); ready for unchanged content already embedded; failed
+  // with vector_code/vector_message when that content is tombstoned. Never undoes the document.
   std::string vector_status;
   std::string vector_code;
   std::string vector_message;

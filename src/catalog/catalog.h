@@ -262,9 +262,6 @@ class Catalog {
                                                const std::string& state) const;
   // Inserts or replaces the row (keyed by kb + revision).
   void put_revision(const std::string& kb, const RevisionRow& r);
-  // Moves every row of `kb` in state `from` to `to` (e.g. serving -> previous).
-  void set_revision_state(const std::string& kb, const std::string& revision,
-                          const std::string& state);
   // Forgets a revision: its row, coordinates and tombstones (its vectors are the store's).
   void delete_revision(const std::string& kb, const std::string& revision);
 

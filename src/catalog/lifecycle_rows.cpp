@@ -84,17 +84,6 @@ void Catalog::put_revision(const std::string& kb, const RevisionRow& r) {
   bump(db_, k.id);
 }
 
-void Catalog::set_revision_state(const std::string& kb, const std::string& revision,
-                                 const std::string& state) {
-  KbRow k = get_kb(kb);
-  Stmt s(db_,
-         "UPDATE revisions SET state = ?,"
-         " completed_at = CASE WHEN ? = 'serving' THEN COALESCE(completed_at, ?) ELSE"
-         " completed_at END WHERE kb_id = ? AND revision = ?");
-  s.bind(1, state).bind(2, state).bind(3, core::now_ms()).bind(4, k.id).bind(5, revision).exec();
-  bump(db_, k.id);
-}
-
 void Catalog::delete_revision(const std::string& kb, const std::string& revision) {
   KbRow k = get_kb(kb);
   Transaction tx(db_);

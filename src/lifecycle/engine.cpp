@@ -435,8 +435,14 @@ class EngineImpl final : public Engine {
     if (item.status == "failed" || item.doc_id.empty()) return;
     KbConfig config = kb_config(kb);  // the target revision's, not the chunking in effect
     if (config.embedder.provider.empty()) return;
-    if (auto row = cat_->find_document(kb, item.doc_id))
-      item.vector_status = vectors_->document_status(kb, config, *row);
+    if (auto row = cat_->find_document(kb, item.doc_id)) {
+      VectorFailure f;  // an unchanged document may carry a tombstone
+      item.vector_status = vectors_->document_status(kb, config, *row, &f);
+      if (item.vector_status == "failed") {
+        item.vector_code = f.code;
+        item.vector_message = f.message;
+      }
+    }
   }
 
   Document with_vectors(Document d, const KbConfig& config, const catalog::DocumentRow& row) {

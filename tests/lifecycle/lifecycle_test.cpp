@@ -331,6 +331,10 @@ TEST_F(Lifecycle, PermanentFailuresAreTombstonedAndRetryableOnesStayPending) {
   ASSERT_TRUE(failed_doc.vector_failure.has_value());  // failed, with its code
   EXPECT_EQ(failed_doc.vector_failure->code, "input_rejected");
   EXPECT_FALSE(engine->get_document("k", good).vector_failure.has_value());
+  auto again = engine->ingest_bytes("k", "bad.md", "# Bad\n\nthis one carries POISON inside", {});
+  EXPECT_EQ(again.status, "unchanged");
+  EXPECT_EQ(again.vector_status, "failed");
+  EXPECT_EQ(again.vector_code, "input_rejected");
   EXPECT_EQ(engine->get_document("k", good).index_status.vector, "ready");
   auto info = engine->describe_kb("k");
   EXPECT_EQ(info.index_status.vector, "failed");  // worst case wins
