@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,22 @@ class Engine {
   // Retrieval (SPEC §4).
   virtual SearchResponse search(const SearchRequest& request) = 0;
   virtual GrepResponse grep(const GrepRequest& request) = 0;
+
+  // Activity log (SPEC §10), newest first; `kb` "" = every KB; `before_id` pages (0 = newest).
+  virtual std::vector<ActivityEntry> activity(const std::string& kb, int limit,
+                                              std::int64_t before_id = 0) = 0;
+
+  // Server tokens (SPEC §10). `kbs` empty = every KB. The secret comes back once.
+  virtual NewToken create_token(const std::string& name, const std::string& scope,
+                                const std::vector<std::string>& kbs) = 0;
+  virtual std::vector<TokenInfo> list_tokens() = 0;
+  virtual void revoke_token(const std::string& id) = 0;
+  // The valid token whose secret this is, or nothing.
+  virtual std::optional<TokenInfo> authenticate(const std::string& secret) = 0;
+
+  // Who the following calls are made by, for the audit log (a server reuses one Engine for
+  // many callers: it sets the caller before each request).
+  virtual void set_identity(const std::string& actor, const std::string& surface) = 0;
 
   virtual const std::string& data_dir() const = 0;
 };

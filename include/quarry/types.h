@@ -231,4 +231,32 @@ struct ReindexReport {
   double took_ms = 0;
 };
 
+// An entry of the activity log (SPEC §10: every write, who, what, when, through which surface).
+struct ActivityEntry {
+  std::int64_t id = 0;  // increasing; page with `before`
+  std::string at;       // RFC 3339
+  std::string actor;    // OS user, token id, ...
+  std::string surface;  // cli | rest | mcp | library
+  std::string action;   // kb.create, document.add, token.create, ...
+  std::string kb;
+  std::string target;
+  std::string details_json = "{}";
+};
+
+// A bearer token of the server (SPEC §10). Scopes: read < write (spends: ingest, edits,
+// re-embedding) < admin (knowledge-base settings, tokens). The secret is shown once.
+struct TokenInfo {
+  std::string id;
+  std::string name;
+  std::string scope;             // read | write | admin
+  std::vector<std::string> kbs;  // the knowledge bases it may reach; empty = all
+  std::string created_at;
+  std::string revoked_at;  // "" while valid
+};
+
+struct NewToken {
+  TokenInfo token;
+  std::string secret;  // "qry_..." — stored only as a hash, never shown again
+};
+
 }  // namespace quarry

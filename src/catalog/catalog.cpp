@@ -102,6 +102,7 @@ void insert_chunks(sqlite3* db, std::int64_t kb_id, const std::string& doc_id,
 std::unique_ptr<Catalog> Catalog::open(const std::string& path) {
   sqlite3* db = open_wal_database(path, "catalog");
   std::unique_ptr<Catalog> cat(new Catalog(db));
+  cat->path_ = path;
   exec_sql(db, "PRAGMA foreign_keys = ON");
   cat->fts5_ = fts5_api_of(db);
   register_rank_function(cat->fts5_);
@@ -113,7 +114,6 @@ std::unique_ptr<Catalog> Catalog::open(const std::string& path) {
 Catalog::Catalog(sqlite3* db) : db_(db) {}
 
 Catalog::~Catalog() {
-  memory_.clear();  // before the connection they read from
   tokenizer_.reset();
   sqlite3_close_v2(db_);
 }
@@ -462,24 +462,7 @@ void Catalog::log_event(const AuditEntry& a) {
 }
 
 std::vector<AuditRow> Catalog::list_audit(int limit, const std::string& kb) const {
-  Stmt s(db_,
-         "SELECT id, at, actor, surface, action, kb, target, details FROM audit"
-         " WHERE (? = '' OR kb = ?) ORDER BY id DESC LIMIT ?");
-  s.bind(1, kb).bind(2, kb).bind(3, limit);
-  std::vector<AuditRow> out;
-  while (s.step()) {
-    AuditRow r;
-    r.id = s.i64(0);
-    r.at = s.i64(1);
-    r.actor = s.str(2);
-    r.surface = s.str(3);
-    r.action = s.str(4);
-    r.kb = s.str(5);
-    r.target = s.str(6);
-    r.details_json = s.str(7);
-    out.push_back(std::move(r));
-  }
-  return out;
+  return list_audit_before(limit, kb, 0);
 }
 
 }  // namespace quarry::catalog

@@ -85,6 +85,16 @@ struct AuditEntry {
   std::string details_json = "{}";
 };
 
+// A bearer token of the server (SPEC §10); the secret itself is never stored.
+struct TokenRow {
+  std::string id;  // ULID
+  std::string name;
+  std::string scope;            // read | write | admin
+  std::string kbs_json = "[]";  // knowledge bases it may reach ('[]' = all)
+  std::int64_t created_at = 0;
+  std::int64_t revoked_at = 0;  // 0 while valid
+};
+
 struct AuditRow : AuditEntry {
   std::int64_t id = 0;
   std::int64_t at = 0;
@@ -255,6 +265,16 @@ class Catalog {
   std::vector<AuditRow> list_audit(int limit, const std::string& kb = "") const;
   // Appends an event to the activity log (audit) outside any other write.
   void log_event(const AuditEntry& a);
+  // Activity log, newest first, ids below `before_id` (0 = from the newest).
+  std::vector<AuditRow> list_audit_before(int limit, const std::string& kb,
+                                          std::int64_t before_id) const;
+
+  // --- tokens (tokens.cpp) -------------------------------------------------------------------
+  void create_token(const TokenRow& row, const std::string& secret_hash, const AuditEntry& a);
+  std::vector<TokenRow> list_tokens() const;
+  std::optional<TokenRow> find_token_by_hash(const std::string& secret_hash) const;
+  // False when no valid token has that id.
+  bool revoke_token(const std::string& id, const AuditEntry& a);
 
   // --- index lifecycle (lifecycle_rows.cpp) ------------------------------------------------
   std::vector<RevisionRow> revisions(const std::string& kb) const;
@@ -319,14 +339,12 @@ class Catalog {
  private:
   explicit Catalog(sqlite3* db);
   sqlite3* db_;
+  std::string path_;  // of the database file: the key of the process-wide keyword copies
   fts5_api* fts5_ = nullptr;
   std::unique_ptr<FtsTokenizer> tokenizer_;
   bool memory_index_enabled_ = true;
-  struct CachedIndex {
-    int queries = 0;
-    std::shared_ptr<MemoryIndex> index;
-  };
-  mutable std::unordered_map<std::int64_t, CachedIndex> memory_;
+  // Keyword queries per KB on this connection (the in-memory copy is built from the second).
+  mutable std::unordered_map<std::int64_t, int> keyword_queries_;
   mutable std::unordered_map<std::int64_t, std::pair<std::int64_t, std::int64_t>>
       chunk_counts_;  // kb id -> (generation, chunks)
 };

@@ -1,6 +1,9 @@
 // Keyword search over one KB's FTS5 table, in two phases: rank every matching chunk with
 // quarry_bm25() keeping only rowids (cheap), then read chunk, document and snippet for the top
 // rows alone (snippet() is the expensive part and only k rows need it).
+#include <map>
+#include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "catalog/catalog.h"
@@ -66,6 +69,57 @@ std::vector<KeywordRow> Catalog::keyword_search(const std::string& kb,
   return rows;
 }
 
+namespace {
+
+// The in-memory keyword copies of this process, shared by every Catalog (a server holds one
+// Engine per worker thread: each building its own copy would cost memory and seconds per
+// thread). Keyed by (database file, KB id); a copy answers only for the generation it was
+// built from. While one thread builds a copy, the others answer from FTS5 (same ranking).
+class SharedKeywordIndexes {
+ public:
+  static SharedKeywordIndexes& get() {
+    static SharedKeywordIndexes instance;
+    return instance;
+  }
+
+  template <class Build>
+  std::shared_ptr<const MemoryIndex> find_or_build(const std::string& db, std::int64_t kb_id,
+                                                   std::int64_t generation, bool may_build,
+                                                   Build build) {
+    const auto key = std::make_pair(db, kb_id);
+    {
+      std::lock_guard lk(mu_);
+      Entry& e = entries_[key];
+      if (e.index && e.index->generation() == generation) return e.index;
+      if (e.building || !may_build) return nullptr;
+      e.building = true;
+    }
+    std::shared_ptr<const MemoryIndex> built;
+    try {
+      built = build();
+    } catch (...) {
+      std::lock_guard lk(mu_);
+      entries_[key].building = false;
+      throw;
+    }
+    std::lock_guard lk(mu_);
+    Entry& e = entries_[key];
+    e.building = false;
+    if (!e.index || e.index->generation() < generation) e.index = built;
+    return built;
+  }
+
+ private:
+  struct Entry {
+    std::shared_ptr<const MemoryIndex> index;
+    bool building = false;
+  };
+  std::mutex mu_;
+  std::map<std::pair<std::string, std::int64_t>, Entry> entries_;
+};
+
+}  // namespace
+
 std::optional<std::vector<KeywordRow>> Catalog::keyword_search_cached(
     const std::string& kb, const std::vector<std::string>& words, int limit,
     const Bm25Params& p) const {
@@ -83,15 +137,14 @@ std::optional<std::vector<KeywordRow>> Catalog::keyword_search_cached(
     });
     if (n != 1) return std::nullopt;  // a phrase: FTS5 matches token adjacency
   }
-  CachedIndex& c = memory_[kb_id];
-  if (!c.index || c.index->generation() != generation) {
-    c.index.reset();
-    // One-shot processes (a CLI search) are served by FTS5 alone; the copy pays off from a
-    // KB's second query on.
-    if (++c.queries < 2) return std::nullopt;
-    c.index = std::make_shared<MemoryIndex>(db_, *tokenizer_, kb_id, generation);
-  }
-  return c.index->search(terms, limit, p);
+  // One-shot processes (a CLI search) are served by FTS5 alone; the copy pays off from a
+  // KB's second query on.
+  const bool repeat = ++keyword_queries_[kb_id] >= 2;
+  auto index = SharedKeywordIndexes::get().find_or_build(path_, kb_id, generation, repeat, [&] {
+    return std::make_shared<const MemoryIndex>(db_, *tokenizer_, kb_id, generation);
+  });
+  if (!index) return std::nullopt;
+  return index->search(terms, limit, p);
 }
 
 void Catalog::load_keyword_rows(KeywordRow* begin, KeywordRow* end) const {

@@ -11,7 +11,7 @@
 namespace quarry::catalog {
 namespace {
 
-constexpr std::array<const char*, 5> kMigrations = {
+constexpr std::array<const char*, 6> kMigrations = {
     // v1: knowledge bases, documents, chunks (the content of each KB's FTS5 index), audit.
     R"sql(
 CREATE TABLE kbs (
@@ -145,6 +145,20 @@ CREATE TABLE staged_chunks (
   token_count    INTEGER NOT NULL,
   body           TEXT NOT NULL,
   PRIMARY KEY (kb_id, revision, doc_id, chunk_index)
+);
+)sql",
+    // v6: bearer tokens of the server (SPEC §10). Only a SHA-256 of the secret is kept (the
+    // secret is 256 random bits, so a plain hash is enough); `kbs` restricts a token to some
+    // knowledge bases ('[]' = all).
+    R"sql(
+CREATE TABLE tokens (
+  id           TEXT PRIMARY KEY,
+  name         TEXT NOT NULL,
+  scope        TEXT NOT NULL CHECK (scope IN ('read', 'write', 'admin')),
+  kbs          TEXT NOT NULL DEFAULT '[]',
+  secret_hash  TEXT NOT NULL UNIQUE,
+  created_at   INTEGER NOT NULL,
+  revoked_at   INTEGER
 );
 )sql",
 };

@@ -2,6 +2,7 @@
 #include "quarry/engine.h"
 
 #include <pwd.h>
+#include <sodium.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -234,8 +235,10 @@ class EngineImpl final : public Engine {
                   {{"field", "limit"}});
     auto rows = cat_->list_documents(kb, cursor, limit + 1, core::parse_filter_text(filter_json));
     DocumentPage page;
+    if (rows.empty()) return page;
+    const KbConfig config = kb_config(kb);
     for (std::size_t i = 0; i < rows.size() && static_cast<int>(i) < limit; ++i)
-      page.documents.push_back(to_document(rows[i], layout_));
+      page.documents.push_back(with_vectors(to_document(rows[i], layout_), config, rows[i]));
     if (static_cast<int>(rows.size()) > limit) page.next_cursor = page.documents.back().id;
     return page;
   }
@@ -320,10 +323,98 @@ class EngineImpl final : public Engine {
   SearchResponse search(const SearchRequest& r) override;
   GrepResponse grep(const GrepRequest& r) override;
 
+  // --- activity log and tokens -------------------------------------------------------------
+
+  std::vector<ActivityEntry> activity(const std::string& kb, int limit,
+                                      std::int64_t before_id) override {
+    if (limit < 1 || limit > 1000)
+      throw Error(Code::invalid_argument, "limit must be 1-1000", {{"field", "limit"}});
+    std::vector<ActivityEntry> out;
+    for (auto& r : cat_->list_audit_before(limit, kb, before_id))
+      out.push_back(ActivityEntry{r.id, core::iso8601_utc(r.at), std::move(r.actor),
+                                  std::move(r.surface), std::move(r.action), std::move(r.kb),
+                                  std::move(r.target), std::move(r.details_json)});
+    return out;
+  }
+
+  NewToken create_token(const std::string& name, const std::string& scope,
+                        const std::vector<std::string>& kbs) override {
+    if (scope != "read" && scope != "write" && scope != "admin")
+      throw Error(Code::invalid_argument, "scope must be read, write or admin",
+                  {{"field", "scope"}});
+    if (name.empty() || name.size() > 100)
+      throw Error(Code::invalid_argument, "token name must be 1-100 characters",
+                  {{"field", "name"}});
+    for (const auto& kb : kbs) core::validate_kb_name(kb);
+    NewToken t;
+    t.secret = "qry_" + random_hex(32);
+    catalog::TokenRow row;
+    row.id = core::new_ulid();
+    row.name = name;
+    row.scope = scope;
+    row.kbs_json = json(kbs).dump();
+    row.created_at = core::now_ms();
+    catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
+    auto a = audit("token.create", "", row.id);
+    a.details_json = json{{"name", name}, {"scope", scope}, {"kbs", kbs}}.dump();
+    cat_->create_token(row, core::sha256_hex(t.secret), a);
+    t.token = token_info(row);
+    return t;
+  }
+
+  std::vector<TokenInfo> list_tokens() override {
+    std::vector<TokenInfo> out;
+    for (const auto& r : cat_->list_tokens()) out.push_back(token_info(r));
+    return out;
+  }
+
+  void revoke_token(const std::string& id) override {
+    catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
+    if (!cat_->revoke_token(id, audit("token.revoke", "", id)))
+      throw Error(Code::not_found, "no valid token with id " + id + " (see `quarry token list`)",
+                  {{"token", id}});
+  }
+
+  std::optional<TokenInfo> authenticate(const std::string& secret) override {
+    if (secret.rfind("qry_", 0) != 0) return std::nullopt;
+    auto row = cat_->find_token_by_hash(core::sha256_hex(secret));
+    if (!row) return std::nullopt;
+    return token_info(*row);
+  }
+
+  void set_identity(const std::string& actor, const std::string& surface) override {
+    opts_.actor = actor.empty() ? default_actor() : actor;
+    opts_.surface = surface;
+  }
+
  private:
   lifecycle::WriteContext ctx() {
     return lifecycle::WriteContext{layout_, *cat_, convert::Registry::builtin(), *tokenizer_,
                                    audit("", "", "")};
+  }
+
+  static std::string random_hex(std::size_t bytes) {
+    if (sodium_init() < 0) throw Error(Code::internal, "libsodium failed to initialise");
+    std::string raw(bytes, '\0');
+    randombytes_buf(raw.data(), raw.size());
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out;
+    for (unsigned char c : raw) {
+      out.push_back(hex[c >> 4]);
+      out.push_back(hex[c & 15]);
+    }
+    return out;
+  }
+
+  static TokenInfo token_info(const catalog::TokenRow& r) {
+    TokenInfo t;
+    t.id = r.id;
+    t.name = r.name;
+    t.scope = r.scope;
+    t.kbs = json::parse(r.kbs_json).get<std::vector<std::string>>();
+    t.created_at = core::iso8601_utc(r.created_at);
+    if (r.revoked_at) t.revoked_at = core::iso8601_utc(r.revoked_at);
+    return t;
   }
 
   catalog::AuditEntry audit(const std::string& action, const std::string& kb,
