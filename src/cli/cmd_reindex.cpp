@@ -18,25 +18,6 @@ extern "C" void on_sigint(int) {
 
 }  // namespace
 
-json to_json(const ReindexReport& r) {
-  json j = {{"kb", r.kb},
-            {"serving_revision", r.serving_revision},
-            {"target_revision", r.target_revision},
-            {"documents", r.documents},
-            {"chunks", r.chunks},
-            {"chunks_embedded", r.chunks_embedded},
-            {"chunks_cached", r.chunks_cached},
-            {"provider_calls", r.provider_calls},
-            {"failed", r.failed},
-            {"pending", r.pending},
-            {"orphans", r.orphans},
-            {"cancelled", r.cancelled},
-            {"cut_over", r.cut_over},
-            {"took_ms", r.took_ms}};
-  if (!r.error_code.empty()) j["error"] = {{"code", r.error_code}, {"message", r.error_message}};
-  return j;
-}
-
 ReindexReport run_reindex(Engine& engine, const std::string& kb, bool json_out, int workers) {
   ReindexOptions o;
   ProgressBar bar;

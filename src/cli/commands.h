@@ -16,11 +16,13 @@ void add_status_command(CLI::App& app, Globals& g, int& exit_code);
 void add_model_commands(CLI::App& app, Globals& g, int& exit_code);   // cmd_model.cpp
 void add_secret_commands(CLI::App& app, Globals& g, int& exit_code);  // cmd_secret.cpp
 void add_reindex_command(CLI::App& app, Globals& g, int& exit_code);  // cmd_reindex.cpp
+void add_serve_command(CLI::App& app, Globals& g, int& exit_code);    // cmd_serve.cpp
+void add_token_commands(CLI::App& app, Globals& g, int& exit_code);   // cmd_token.cpp
+void add_mcp_command(CLI::App& app, Globals& g, int& exit_code);     // cmd_mcp.cpp
 
 // The vector sweep shared by `reindex` and `ingest --wait` (cmd_reindex.cpp): progress bar on
 // a terminal, Ctrl-C cancels cleanly.
 ReindexReport run_reindex(Engine& engine, const std::string& kb, bool json_out, int workers = 0);
-nlohmann::json to_json(const ReindexReport& r);
 void print_reindex_human(const ReindexReport& r);
 int reindex_exit_status(const ReindexReport& r);
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "quarry/engine.h"
+#include "server/wire.h"
 
 namespace quarry::cli {
 
@@ -22,8 +23,7 @@ std::unique_ptr<Engine> open_engine(const Globals& g);
 // Prints `j` (pretty) on stdout.
 void print_json(const nlohmann::json& j);
 
-// Error envelope {"error": {"code", "message", "details"}} (the same shape as REST).
-nlohmann::json error_json(const Error& e);
+using wire::error_json;
 
 // True when stdout/stderr is a terminal (progress bars, colours).
 bool stderr_is_tty();
@@ -39,17 +39,9 @@ class ProgressBar {
   std::chrono::steady_clock::time_point last_{};
 };
 
-nlohmann::json to_json(const KbInfo& k);
-nlohmann::json to_json(const VectorIndexInfo& v);
+using wire::to_json;
 // "vectors: 10/12 documents ready, 2 pending; serving revision ..." (nothing without vectors).
 void print_vectors_human(const KbInfo& k);
-nlohmann::json to_json(const Document& d);
-nlohmann::json to_json(const Hit& h);
-nlohmann::json to_json(const IndexStatus& s);
-nlohmann::json to_json(const SearchResponse& r);
-nlohmann::json to_json(const GrepResponse& r);
-nlohmann::json to_json(const IngestReport& r);
-nlohmann::json to_json(const IngestItem& i);
 
 // The exit status when a batch had failures (documented in docs/cli.md).
 constexpr int kExitPartialFailure = 20;

@@ -1,0 +1,45 @@
+// `quarry serve`: the REST API under /api/v1 and MCP over streamable HTTP at /mcp (SPEC §9,
+// §10), with the background Indexer running in-process (SPEC §7).
+//
+// Secure by default: it binds 127.0.0.1; a caller without a token is the local admin only on
+// loopback and only without --require-token; binding any other address needs tokens (at least
+// one must exist, and every request must carry one). Requests have body and read/write time
+// limits; a bounded pool of worker threads serves them, each with its own leased Engine.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "quarry/engine.h"
+
+namespace quarry::server {
+
+struct ServeOptions {
+  std::string host = "127.0.0.1";
+  int port = 7720;             // 0: any free port (see port())
+  bool require_token = false;  // also on loopback
+  int threads = 0;             // worker threads (0: 4 per core, at least 8)
+  std::size_t max_body_bytes = 64u << 20;
+  int read_timeout_s = 30;  // a client must send its request within this
+  int write_timeout_s = 30;
+  bool indexer = true;  // embed pending vectors in the background
+  bool mcp = true;      // serve /mcp
+  bool mcp_read_only = false;
+};
+
+class HttpServer {
+ public:
+  // Validates the options (a non-loopback host without tokens is refused) and binds.
+  static std::unique_ptr<HttpServer> bind(const EngineOptions& engine, const ServeOptions& opts);
+  virtual ~HttpServer() = default;
+  virtual int port() const = 0;
+  // Serves until stop() (from another thread or a signal handler's thread).
+  virtual void run() = 0;
+  virtual void stop() = 0;
+};
+
+// True for 127.0.0.0/8, ::1 and "localhost".
+bool is_loopback_host(const std::string& host);
+
+}  // namespace quarry::server

@@ -1,0 +1,584 @@
+// REST handlers (SPEC §9). Each one parses and validates its input strictly (unknown body keys
+// are errors naming the key), calls the Engine and renders the result with wire.h, so REST,
+// MCP and the CLI's --json agree on every shape (docs/openapi.json describes them).
+#include "server/rest.h"
+
+#include <sodium.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+
+#include "core/util.h"
+#include "server/wire.h"
+
+namespace quarry::server {
+namespace {
+using nlohmann::json;
+
+ApiReply reply(const json& j, int status = 200) {
+  return ApiReply{status, "application/json",
+                  j.dump(-1, ' ', false, json::error_handler_t::replace)};
+}
+
+std::string fmt_num(double v) {
+  if (v == static_cast<double>(static_cast<long long>(v)))
+    return std::to_string(static_cast<long long>(v));
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+Error bad(const std::string& field, const std::string& message) {
+  return Error(Code::invalid_argument, message, {{"field", field}});
+}
+
+// The JSON object of a request body; `allowed` lists its keys (anything else is an error).
+json body_object(const ApiRequest& r, std::initializer_list<const char*> allowed,
+                 bool may_be_empty = false) {
+  if (r.body.empty() && may_be_empty) return json::object();
+  json j = json::parse(r.body, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    throw bad("body", "the request body must be a JSON object (Content-Type: application/json)");
+  for (const auto& [k, v] : j.items()) {
+    bool ok = false;
+    for (const char* a : allowed) ok = ok || k == a;
+    if (!ok) throw bad(k, "unknown field '" + k + "' in the request body");
+  }
+  return j;
+}
+
+std::string str_field(const json& j, const char* key, bool required, const std::string& def = "") {
+  if (!j.contains(key)) {
+    if (required) throw bad(key, std::string("'") + key + "' is required");
+    return def;
+  }
+  if (!j[key].is_string()) throw bad(key, std::string("'") + key + "' must be a string");
+  return j[key].get<std::string>();
+}
+
+bool bool_field(const json& j, const char* key, bool def) {
+  if (!j.contains(key)) return def;
+  if (!j[key].is_boolean()) throw bad(key, std::string("'") + key + "' must be true or false");
+  return j[key].get<bool>();
+}
+
+double num_field(const json& j, const char* key, double def, double lo, double hi) {
+  if (!j.contains(key)) return def;
+  if (!j[key].is_number()) throw bad(key, std::string("'") + key + "' must be a number");
+  double v = j[key].get<double>();
+  if (!(v >= lo && v <= hi))
+    throw bad(key,
+              std::string("'") + key + "' must be between " + fmt_num(lo) + " and " + fmt_num(hi));
+  return v;
+}
+
+int int_field(const json& j, const char* key, int def, int lo, int hi) {
+  if (!j.contains(key)) return def;
+  if (!j[key].is_number_integer()) throw bad(key, std::string("'") + key + "' must be an integer");
+  return static_cast<int>(num_field(j, key, def, lo, hi));
+}
+
+// A filter given as a JSON object in a body ("" when absent).
+std::string filter_field(const json& j) {
+  if (!j.contains("filter") || j["filter"].is_null()) return "";
+  if (!j["filter"].is_object()) throw bad("filter", "'filter' must be a JSON object (SPEC §4)");
+  return j["filter"].dump();
+}
+
+std::string query_param(const ApiRequest& r, const std::string& key, const std::string& def = "") {
+  auto it = r.query.find(key);
+  return it == r.query.end() ? def : it->second;
+}
+
+int int_param(const ApiRequest& r, const std::string& key, int def, int lo, int hi) {
+  std::string v = query_param(r, key);
+  if (v.empty()) return def;
+  char* end = nullptr;
+  long n = std::strtol(v.c_str(), &end, 10);
+  if (*end != '\0' || n < lo || n > hi)
+    throw bad(key, "query parameter '" + key + "' must be an integer from " + std::to_string(lo) +
+                       " to " + std::to_string(hi));
+  return static_cast<int>(n);
+}
+
+bool bool_param(const ApiRequest& r, const std::string& key, bool def) {
+  std::string v = query_param(r, key);
+  if (v.empty()) return def;
+  if (v == "true" || v == "1") return true;
+  if (v == "false" || v == "0") return false;
+  throw bad(key, "query parameter '" + key + "' must be true or false");
+}
+
+const std::string& kb_of(const ApiRequest& r) {
+  return r.path.at("kb");
+}
+
+EnginePool::Lease engine(ServerState& s, const ApiRequest& r) {
+  return s.engines.acquire(r.who.actor, "rest");
+}
+
+void poke(ServerState& s, const std::string& kb) {
+  if (s.indexer) s.indexer->poke(kb);
+}
+
+// A document as REST shows it: server file paths are not the caller's business.
+json document_json(const Document& d) {
+  json j = wire::to_json(d);
+  j.erase("markdown_path");
+  j.erase("raw_path");
+  return j;
+}
+
+json reindex_state(ServerState& s, const std::string& kb) {
+  json j = {{"kb", kb},        {"running", false},          {"progress", nullptr},
+            {"last", nullptr}, {"consecutive_failures", 0}, {"next_attempt", nullptr}};
+  if (!s.indexer) return j;
+  auto all = s.indexer->state();
+  auto it = all.find(kb);
+  if (it == all.end()) return j;
+  const auto& st = it->second;
+  j["running"] = st.running;
+  if (st.progress) j["progress"] = wire::to_json(*st.progress);
+  if (st.last) j["last"] = wire::to_json(*st.last);
+  j["consecutive_failures"] = st.consecutive_failures;
+  if (st.consecutive_failures > 0)
+    j["next_attempt"] = core::iso8601_utc(
+        std::chrono::duration_cast<std::chrono::milliseconds>(st.next_attempt.time_since_epoch())
+            .count());
+  return j;
+}
+
+json kb_status(ServerState& s, const KbInfo& k) {
+  return {{"kb", k.name},
+          {"documents", k.documents},
+          {"chunks", k.chunks},
+          {"index_status", wire::to_json(k.index_status)},
+          {"revision", k.revision},
+          {"config_revision", k.config_revision},
+          {"vectors", wire::to_json(k.vectors)},
+          {"reindex", reindex_state(s, k.name)}};
+}
+
+// --- server ------------------------------------------------------------------------------------
+
+ApiReply get_health(ServerState&, const ApiRequest&) {
+  return reply({{"status", "ok"}, {"version", "0.1.0"}});
+}
+
+ApiReply get_openapi(ServerState& s, const ApiRequest&) {
+  return ApiReply{200, "application/json", s.openapi_json};
+}
+
+ApiReply get_status(ServerState& s, const ApiRequest& r) {
+  auto e = engine(s, r);
+  json kbs = json::array();
+  for (const auto& k : e->list_kbs())
+    if (may_reach(r.who, k.name)) kbs.push_back(kb_status(s, k));
+  double uptime =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - s.started).count();
+  return reply({{"version", "0.1.0"}, {"uptime_s", uptime}, {"kbs", kbs}});
+}
+
+std::string prom_label(const std::string& v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') out.push_back('\\');
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+ApiReply get_metrics(ServerState& s, const ApiRequest& r) {
+  auto e = engine(s, r);
+  std::string out;
+  auto gauge = [&out](const char* name, const char* help,
+                      const std::vector<std::pair<std::string, std::int64_t>>& rows) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " gauge\n";
+    for (const auto& [kb, v] : rows)
+      out += std::string(name) + "{kb=\"" + prom_label(kb) + "\"} " + std::to_string(v) + "\n";
+  };
+  std::vector<std::pair<std::string, std::int64_t>> docs, chunks, pending, failed;
+  for (const auto& k : e->list_kbs()) {
+    if (!may_reach(r.who, k.name)) continue;
+    docs.emplace_back(k.name, k.documents);
+    chunks.emplace_back(k.name, k.chunks);
+    pending.emplace_back(k.name, k.vectors.pending);
+    failed.emplace_back(k.name, k.vectors.failed);
+  }
+  gauge("quarry_documents", "Documents in a knowledge base.", docs);
+  gauge("quarry_chunks", "Chunks in a knowledge base.", chunks);
+  gauge("quarry_vectors_pending", "Documents whose vectors are not ready.", pending);
+  gauge("quarry_vectors_failed", "Documents whose embedding failed permanently.", failed);
+  if (s.http_metrics) out += s.http_metrics();
+  return ApiReply{200, "text/plain; version=0.0.4", out};
+}
+
+ApiReply list_activity(ServerState& s, const ApiRequest& r) {
+  std::string kb = query_param(r, "kb");
+  // A KB-limited admin may read the log of its KBs only.
+  if (kb.empty() && !r.who.kbs.empty())
+    throw Error(Code::forbidden, "this token is limited to some knowledge bases: pass ?kb=NAME",
+                {{"field", "kb"}});
+  require(r.who, Scope::admin, kb);
+  int limit = int_param(r, "limit", 100, 1, 1000);
+  std::string before = query_param(r, "before", "0");
+  char* end = nullptr;
+  long long before_id = std::strtoll(before.c_str(), &end, 10);
+  if (*end != '\0' || before_id < 0) throw bad("before", "'before' must be an entry id");
+  auto e = engine(s, r);
+  auto entries = e->activity(kb, limit, before_id);
+  json arr = json::array();
+  for (const auto& a : entries) arr.push_back(wire::to_json(a));
+  json next = static_cast<int>(entries.size()) == limit ? json(entries.back().id) : json(nullptr);
+  return reply({{"entries", arr}, {"next_before", next}});
+}
+
+// --- knowledge bases ---------------------------------------------------------------------------
+
+ApiReply list_kbs(ServerState& s, const ApiRequest& r) {
+  auto e = engine(s, r);
+  json kbs = json::array();
+  for (const auto& k : e->list_kbs())
+    if (may_reach(r.who, k.name)) kbs.push_back(wire::to_json(k));
+  return reply({{"kbs", kbs}});
+}
+
+ApiReply create_kb(ServerState& s, const ApiRequest& r) {
+  json b = body_object(r, {"name", "config", "description"});
+  std::string name = str_field(b, "name", true);
+  require(r.who, Scope::admin, name);
+  json config = b.value("config", json::object());
+  if (!config.is_object()) throw bad("config", "'config' must be a JSON object");
+  if (b.contains("description")) config["description"] = str_field(b, "description", false);
+  auto e = engine(s, r);
+  return reply(wire::to_json(e->create_kb(name, config.dump())), 201);
+}
+
+ApiReply get_kb(ServerState& s, const ApiRequest& r) {
+  auto e = engine(s, r);
+  return reply(wire::to_json(e->describe_kb(kb_of(r))));
+}
+
+ApiReply update_kb(ServerState& s, const ApiRequest& r) {
+  json b = body_object(r, {"settings", "cutover"});
+  if (!b.contains("settings") || !b["settings"].is_object() || b["settings"].empty())
+    throw bad("settings", "'settings' must be a non-empty object of \"key\": value pairs");
+  std::vector<std::pair<std::string, std::string>> settings;
+  for (const auto& [k, v] : b["settings"].items()) {
+    if (v.is_string())
+      settings.emplace_back(k, v.get<std::string>());
+    else if (v.is_number() || v.is_boolean())
+      settings.emplace_back(k, v.dump());
+    else
+      throw bad(k, "setting '" + k + "' must be a string, number or boolean");
+  }
+  std::string cutover = str_field(b, "cutover", false, "on-complete");
+  if (cutover != "on-complete" && cutover != "immediate")
+    throw bad("cutover", "'cutover' must be on-complete or immediate");
+  auto e = engine(s, r);
+  KbInfo k = e->set_kb(kb_of(r), settings, cutover == "immediate");
+  poke(s, k.name);
+  return reply(wire::to_json(k));
+}
+
+ApiReply delete_kb(ServerState& s, const ApiRequest& r) {
+  auto e = engine(s, r);
+  e->delete_kb(kb_of(r));
+  return reply({{"deleted", kb_of(r)}});
+}
+
+ApiReply get_kb_status(ServerState& s, const ApiRequest& r) {
+  auto e = engine(s, r);
+  return reply(kb_status(s, e->describe_kb(kb_of(r))));
+}
+
+// --- documents ---------------------------------------------------------------------------------
+
+ApiReply list_documents(ServerState& s, const ApiRequest& r) {
+  int limit = int_param(r, "limit", 100, 1, 1000);
+  std::string filter = query_param(r, "filter");
+  auto e = engine(s, r);
+  auto page = e->list_documents(kb_of(r), query_param(r, "cursor"), limit, filter);
+  json docs = json::array();
+  for (const auto& d : page.documents) docs.push_back(document_json(d));
+  return reply(
+      {{"documents", docs},
+       {"next_cursor", page.next_cursor.empty() ? json(nullptr) : json(page.next_cursor)}});
+}
+
+std::string decode_base64(const std::string& in) {
+  std::string out(in.size() / 4 * 3 + 3, '\0');
+  std::size_t len = 0;
+  if (sodium_base642bin(reinterpret_cast<unsigned char*>(out.data()), out.size(), in.data(),
+                        in.size(), " \r\n", &len, nullptr, sodium_base64_VARIANT_ORIGINAL) != 0)
+    throw bad("content_base64", "'content_base64' is not valid base64");
+  out.resize(len);
+  return out;
+}
+
+std::string metadata_text(const json& m, const char* field) {
+  if (m.is_null()) return "";
+  if (!m.is_object()) throw bad(field, std::string("'") + field + "' must be a JSON object");
+  return m.dump();
+}
+
+ApiReply add_documents(ServerState& s, const ApiRequest& r) {
+  struct Upload {
+    std::string filename, bytes;
+  };
+  std::vector<Upload> uploads;
+  IngestOptions opts;
+  if (r.content_type.rfind("multipart/form-data", 0) == 0) {
+    for (const auto& [k, v] : r.fields) {
+      if (k == "metadata") {
+        json m = json::parse(v, nullptr, false);
+        if (m.is_discarded()) throw bad("metadata", "'metadata' must be JSON object text");
+        opts.metadata_json = metadata_text(m, "metadata");
+      } else if (k == "replace") {
+        if (v != "true" && v != "false") throw bad("replace", "'replace' must be true or false");
+        opts.replace = v == "true";
+      } else {
+        throw bad(k, "unknown form field '" + k + "' (expected file, metadata, replace)");
+      }
+    }
+    for (const auto& f : r.files) {
+      if (f.field != "file") throw bad(f.field, "file parts must be named 'file'");
+      uploads.push_back({f.filename, f.content});
+    }
+    if (uploads.empty()) throw bad("file", "the form has no 'file' part");
+  } else {
+    json b = body_object(r, {"filename", "content", "content_base64", "metadata", "replace"});
+    std::string filename = str_field(b, "filename", true);
+    bool text = b.contains("content"), b64 = b.contains("content_base64");
+    if (text == b64) throw bad("content", "give exactly one of 'content' and 'content_base64'");
+    std::string bytes =
+        text ? str_field(b, "content", true) : decode_base64(str_field(b, "content_base64", true));
+    if (b.contains("metadata")) opts.metadata_json = metadata_text(b["metadata"], "metadata");
+    opts.replace = bool_field(b, "replace", false);
+    uploads.push_back({filename, std::move(bytes)});
+  }
+  IngestReport report;
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    auto e = engine(s, r);
+    for (auto& u : uploads) {
+      IngestItem item;
+      try {
+        item = e->ingest_bytes(kb_of(r), u.filename, u.bytes, opts);
+      } catch (const Error& err) {
+        // The CLI's advice ("--replace") in REST's words.
+        if (err.code() == Code::conflict && uploads.size() == 1) {
+          std::string m = err.message();
+          for (auto at = m.find("--replace"); at != std::string::npos; at = m.find("--replace"))
+            m.replace(at, 9, "\"replace\": true");
+          throw Error(err.code(), m, err.details());
+        }
+        if (uploads.size() == 1) throw;
+        item.path = u.filename;
+        item.status = "failed";
+        item.code = code_name(err.code());
+        item.message = err.message();
+      }
+      if (item.status == "failed" && uploads.size() == 1)
+        throw Error(code_from_name(item.code), item.message, {{"filename", u.filename}});
+      if (item.status == "added") ++report.added;
+      if (item.status == "updated") ++report.updated;
+      if (item.status == "unchanged") ++report.unchanged;
+      if (item.status == "failed") ++report.failed;
+      report.bytes += static_cast<std::int64_t>(u.bytes.size());
+      report.items.push_back(std::move(item));
+    }
+  }
+  report.took_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (report.added || report.updated) poke(s, kb_of(r));
+  return reply(wire::to_json(report), report.added ? 201 : 200);
+}
+
+ApiReply delete_documents_where(ServerState& s, const ApiRequest& r) {
+  json b = body_object(r, {"filter"});
+  std::string filter = filter_field(b);
+  if (filter.empty() || filter == "{}")
+    throw bad("filter", "'filter' is required and must not be empty (it would delete everything)");
+  auto e = engine(s, r);
+  auto ids = e->delete_where(kb_of(r), filter);
+  if (!ids.empty()) poke(s, kb_of(r));
+  return reply({{"deleted", ids}});
+}
+
+ApiReply get_document(ServerState& s, const ApiRequest& r) {
+  bool with_markdown = bool_param(r, "markdown", true);
+  auto e = engine(s, r);
+  json out = {{"document", document_json(e->get_document(kb_of(r), r.path.at("id")))}};
+  if (with_markdown) out["markdown"] = e->read_markdown(kb_of(r), r.path.at("id"));
+  return reply(out);
+}
+
+ApiReply get_document_markdown(ServerState& s, const ApiRequest& r) {
+  auto e = engine(s, r);
+  return ApiReply{200, "text/markdown; charset=utf-8", e->read_markdown(kb_of(r), r.path.at("id"))};
+}
+
+ApiReply edit_document(ServerState& s, const ApiRequest& r) {
+  json b = body_object(r, {"markdown"});
+  std::string md = str_field(b, "markdown", true);
+  auto e = engine(s, r);
+  Document d = e->edit_document(kb_of(r), r.path.at("id"), md);
+  poke(s, kb_of(r));
+  return reply(document_json(d));
+}
+
+ApiReply delete_document(ServerState& s, const ApiRequest& r) {
+  auto e = engine(s, r);
+  e->delete_document(kb_of(r), r.path.at("id"));
+  poke(s, kb_of(r));
+  return reply({{"deleted", r.path.at("id")}});
+}
+
+ApiReply reconvert_document(ServerState& s, const ApiRequest& r) {
+  auto e = engine(s, r);
+  Document d = e->reconvert_document(kb_of(r), r.path.at("id"));
+  poke(s, kb_of(r));
+  return reply(document_json(d));
+}
+
+// --- retrieval ---------------------------------------------------------------------------------
+
+ApiReply search(ServerState& s, const ApiRequest& r) {
+  json b = body_object(
+      r, {"query", "mode", "top_k", "min_score", "filter", "fusion", "semantic_ratio", "advanced"});
+  SearchRequest q;
+  q.kb = kb_of(r);
+  q.query = str_field(b, "query", true);
+  q.mode = str_field(b, "mode", false, "keyword");
+  q.top_k = int_field(b, "top_k", 10, 1, 1000);
+  q.min_score = num_field(b, "min_score", 0, 0, 1);
+  q.filter_json = filter_field(b);
+  if (b.contains("fusion")) q.fusion = str_field(b, "fusion", true);
+  if (b.contains("semantic_ratio")) q.semantic_ratio = num_field(b, "semantic_ratio", 0, 0, 1);
+  q.advanced = bool_field(b, "advanced", false);
+  auto e = engine(s, r);
+  return reply(wire::to_json(e->search(q)));
+}
+
+ApiReply grep(ServerState& s, const ApiRequest& r) {
+  json b = body_object(r, {"pattern", "literal", "ignore_case", "before_context", "after_context",
+                           "context", "max_matches", "filter"});
+  GrepRequest q;
+  q.kb = kb_of(r);
+  q.pattern = str_field(b, "pattern", true);
+  q.literal = bool_field(b, "literal", false);
+  q.ignore_case = bool_field(b, "ignore_case", false);
+  int ctx = int_field(b, "context", 0, 0, 100);
+  q.before_context = int_field(b, "before_context", ctx, 0, 100);
+  q.after_context = int_field(b, "after_context", ctx, 0, 100);
+  q.max_matches = static_cast<std::size_t>(int_field(b, "max_matches", 1000, 1, 100000));
+  q.filter_json = filter_field(b);
+  auto e = engine(s, r);
+  return reply(wire::to_json(e->grep(q)));
+}
+
+// --- index lifecycle ---------------------------------------------------------------------------
+
+ApiReply get_reindex(ServerState& s, const ApiRequest& r) {
+  auto e = engine(s, r);
+  e->describe_kb(kb_of(r));  // 404 for an unknown KB
+  return reply(reindex_state(s, kb_of(r)));
+}
+
+ApiReply start_reindex(ServerState& s, const ApiRequest& r) {
+  body_object(r, {}, /*may_be_empty=*/true);
+  {
+    auto e = engine(s, r);
+    e->describe_kb(kb_of(r));
+  }
+  if (!s.indexer)
+    throw Error(Code::engine_unavailable,
+                "this server runs without its background indexer (--no-indexer): run "
+                "`quarry reindex --kb " +
+                    kb_of(r) + "`");
+  s.indexer->poke(kb_of(r));
+  return reply(reindex_state(s, kb_of(r)), 202);
+}
+
+// --- tokens ------------------------------------------------------------------------------------
+
+void require_unlimited_admin(const ApiRequest& r) {
+  require(r.who, Scope::admin);
+  if (!r.who.kbs.empty())
+    throw Error(Code::forbidden, "tokens are managed by an admin token not limited to KBs");
+}
+
+ApiReply list_tokens(ServerState& s, const ApiRequest& r) {
+  require_unlimited_admin(r);
+  auto e = engine(s, r);
+  json arr = json::array();
+  for (const auto& t : e->list_tokens()) arr.push_back(wire::to_json(t));
+  return reply({{"tokens", arr}});
+}
+
+ApiReply create_token(ServerState& s, const ApiRequest& r) {
+  require_unlimited_admin(r);
+  json b = body_object(r, {"name", "scope", "kbs"});
+  std::vector<std::string> kbs;
+  if (b.contains("kbs")) {
+    if (!b["kbs"].is_array()) throw bad("kbs", "'kbs' must be an array of KB names");
+    for (const auto& k : b["kbs"]) {
+      if (!k.is_string()) throw bad("kbs", "'kbs' must be an array of KB names");
+      kbs.push_back(k.get<std::string>());
+    }
+  }
+  auto e = engine(s, r);
+  NewToken t = e->create_token(str_field(b, "name", true), str_field(b, "scope", true), kbs);
+  return reply({{"token", wire::to_json(t.token)}, {"secret", t.secret}}, 201);
+}
+
+ApiReply revoke_token(ServerState& s, const ApiRequest& r) {
+  require_unlimited_admin(r);
+  auto e = engine(s, r);
+  e->revoke_token(r.path.at("id"));
+  return reply({{"revoked", r.path.at("id")}});
+}
+
+}  // namespace
+
+const std::map<std::string, RestHandler>& rest_handlers() {
+  static const std::map<std::string, RestHandler> handlers = {
+      {"getHealth", get_health},
+      {"getOpenApi", get_openapi},
+      {"getStatus", get_status},
+      {"getMetrics", get_metrics},
+      {"listActivity", list_activity},
+      {"listKbs", list_kbs},
+      {"createKb", create_kb},
+      {"getKb", get_kb},
+      {"updateKb", update_kb},
+      {"deleteKb", delete_kb},
+      {"getKbStatus", get_kb_status},
+      {"listDocuments", list_documents},
+      {"addDocuments", add_documents},
+      {"deleteDocumentsWhere", delete_documents_where},
+      {"getDocument", get_document},
+      {"getDocumentMarkdown", get_document_markdown},
+      {"editDocument", edit_document},
+      {"deleteDocument", delete_document},
+      {"reconvertDocument", reconvert_document},
+      {"search", search},
+      {"grep", grep},
+      {"getReindex", get_reindex},
+      {"startReindex", start_reindex},
+      {"listTokens", list_tokens},
+      {"createToken", create_token},
+      {"revokeToken", revoke_token},
+  };
+  return handlers;
+}
+
+}  // namespace quarry::server

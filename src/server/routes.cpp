@@ -1,0 +1,37 @@
+#include "server/routes.h"
+
+namespace quarry::server {
+
+const std::vector<RouteSpec>& rest_routes() {
+  static const std::vector<RouteSpec> routes = {
+      {"GET", "/health", "getHealth", false, Scope::read},
+      {"GET", "/openapi.json", "getOpenApi", false, Scope::read},
+      {"GET", "/status", "getStatus", true, Scope::read},
+      {"GET", "/metrics", "getMetrics", true, Scope::read},
+      {"GET", "/activity", "listActivity", true, Scope::admin},
+      {"GET", "/kbs", "listKbs", true, Scope::read},
+      {"POST", "/kbs", "createKb", true, Scope::admin},
+      {"GET", "/kbs/{kb}", "getKb", true, Scope::read},
+      {"PATCH", "/kbs/{kb}", "updateKb", true, Scope::admin},
+      {"DELETE", "/kbs/{kb}", "deleteKb", true, Scope::admin},
+      {"GET", "/kbs/{kb}/status", "getKbStatus", true, Scope::read},
+      {"GET", "/kbs/{kb}/documents", "listDocuments", true, Scope::read},
+      {"POST", "/kbs/{kb}/documents", "addDocuments", true, Scope::write},
+      {"POST", "/kbs/{kb}/documents/delete", "deleteDocumentsWhere", true, Scope::write},
+      {"GET", "/kbs/{kb}/documents/{id}", "getDocument", true, Scope::read},
+      {"GET", "/kbs/{kb}/documents/{id}/markdown", "getDocumentMarkdown", true, Scope::read},
+      {"PUT", "/kbs/{kb}/documents/{id}", "editDocument", true, Scope::write},
+      {"DELETE", "/kbs/{kb}/documents/{id}", "deleteDocument", true, Scope::write},
+      {"POST", "/kbs/{kb}/documents/{id}/reconvert", "reconvertDocument", true, Scope::write},
+      {"POST", "/kbs/{kb}/search", "search", true, Scope::read},
+      {"POST", "/kbs/{kb}/grep", "grep", true, Scope::read},
+      {"GET", "/kbs/{kb}/reindex", "getReindex", true, Scope::read},
+      {"POST", "/kbs/{kb}/reindex", "startReindex", true, Scope::write},
+      {"GET", "/tokens", "listTokens", true, Scope::admin},
+      {"POST", "/tokens", "createToken", true, Scope::admin},
+      {"DELETE", "/tokens/{id}", "revokeToken", true, Scope::admin},
+  };
+  return routes;
+}
+
+}  // namespace quarry::server

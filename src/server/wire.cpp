@@ -1,0 +1,271 @@
+// The JSON shapes of the public types: one renderer shared by the CLI's --json output, the
+// REST API (docs/openapi.json describes them) and MCP's structured tool results.
+#include "server/wire.h"
+
+namespace quarry::wire {
+using nlohmann::json;
+
+json error_json(const Error& e) {
+  json details = json::object();
+  for (const auto& [k, v] : e.details()) details[k] = v;
+  return {
+      {"error", {{"code", code_name(e.code())}, {"message", e.message()}, {"details", details}}}};
+}
+
+json to_json(const IndexStatus& s) {
+  return {{"keyword", s.keyword}, {"vector", s.vector}};
+}
+
+static json subject_json(const std::optional<Subject>& s) {
+  if (!s) return nullptr;
+  return {{"key", s->key}, {"value", s->value}};
+}
+
+static json metadata(const std::string& text) {
+  json j = json::parse(text, nullptr, false);
+  return j.is_discarded() ? json::object() : j;
+}
+
+json to_json(const KbInfo& k) {
+  json cfg = json::parse(k.config_json);
+  cfg["chunking"]["effective_max_tokens"] = k.config.chunking.effective_max_tokens();
+  cfg["chunking"]["effective_overlap_tokens"] = k.config.chunking.effective_overlap_tokens();
+  if (k.config.chunking.profile == "none") {
+    cfg["chunking"].erase("effective_max_tokens");
+    cfg["chunking"].erase("effective_overlap_tokens");
+  }
+  return {{"name", k.name},
+          {"description", k.config.description},
+          {"config", cfg},
+          {"documents", k.documents},
+          {"chunks", k.chunks},
+          {"markdown_bytes", k.markdown_bytes},
+          {"source_bytes", k.source_bytes},
+          {"created_at", k.created_at},
+          {"updated_at", k.updated_at},
+          {"index_status", to_json(k.index_status)},
+          {"revision", k.revision},
+          {"config_revision", k.config_revision},
+          {"vectors", to_json(k.vectors)}};
+}
+
+json to_json(const VectorIndexInfo& v) {
+  json failures = json::array();
+  for (const auto& f : v.failures)
+    failures.push_back(
+        {{"doc_id", f.doc_id}, {"code", f.code}, {"message", f.message}, {"at", f.at}});
+  auto rev = [](const std::string& r) { return r.empty() ? json(nullptr) : json(r); };
+  return {{"serving_revision", rev(v.serving_revision)},
+          {"building_revision", rev(v.building_revision)},
+          {"previous_revision", rev(v.previous_revision)},
+          {"documents", v.documents},
+          {"ready", v.ready},
+          {"stale", v.stale},
+          {"pending", v.pending},
+          {"failed", v.failed},
+          {"stored_vectors", v.stored},
+          {"failures", failures}};
+}
+
+json to_json(const Document& d) {
+  json j = {{"id", d.id},
+            {"kb", d.kb},
+            {"filename", d.filename},
+            {"title", d.title},
+            {"source_sha256", d.source_sha256},
+            {"content_sha256", d.content_sha256},
+            {"metadata", metadata(d.metadata_json)},
+            {"subject", subject_json(d.subject)},
+            {"converter", d.converter},
+            {"source_bytes", d.source_bytes},
+            {"markdown_bytes", d.markdown_bytes},
+            {"chunk_count", d.chunk_count},
+            {"created_at", d.created_at},
+            {"updated_at", d.updated_at},
+            {"markdown_path", d.markdown_path},
+            {"raw_path", d.raw_path},
+            {"index_status", to_json(d.index_status)}};
+  if (d.vector_failure)
+    j["vector_error"] = {{"code", d.vector_failure->code},
+                         {"message", d.vector_failure->message},
+                         {"at", d.vector_failure->at}};
+  return j;
+}
+
+json to_json(const Hit& h) {
+  return {{"kb", h.kb},
+          {"doc_id", h.doc_id},
+          {"filename", h.filename},
+          {"title", h.title},
+          {"chunk_id", h.chunk_id},
+          {"chunk_index", h.chunk_index},
+          {"parent_chunk", h.parent_chunk ? json(*h.parent_chunk) : json(nullptr)},
+          {"heading_path", h.heading_path},
+          {"offset", h.offset},
+          {"length", h.length},
+          {"snippet", h.snippet},
+          {"score", h.score},
+          {"raw_score", h.raw_score},
+          {"metric", h.metric},
+          {"subject", subject_json(h.subject)},
+          {"metadata", metadata(h.metadata_json)}};
+}
+
+static json per_mode(const SearchResponse& r) {
+  json out = json::object();
+  for (const auto& [mode, list] : r.per_mode) {
+    json hits = json::array();
+    for (const auto& h : list) hits.push_back(to_json(h));
+    out[mode] = hits;
+  }
+  return out;
+}
+
+json to_json(const SearchResponse& r) {
+  json hits = json::array();
+  for (const auto& h : r.hits) hits.push_back(to_json(h));
+  return {{"kb", r.kb},
+          {"mode", r.mode},
+          {"hits", hits},
+          {"degraded", r.degraded},
+          {"per_mode", per_mode(r)},
+          {"index_status", to_json(r.index_status)},
+          {"took_ms", r.took_ms}};
+}
+
+json to_json(const GrepResponse& r) {
+  json matches = json::array();
+  for (const auto& m : r.matches) {
+    json before = json::array(), after = json::array();
+    for (const auto& l : m.before) before.push_back({{"line", l.line}, {"text", l.text}});
+    for (const auto& l : m.after) after.push_back({{"line", l.line}, {"text", l.text}});
+    json ranges = json::array();
+    for (const auto& [b, e] : m.ranges) ranges.push_back({b, e});
+    matches.push_back({{"kb", m.kb},
+                       {"doc_id", m.doc_id},
+                       {"filename", m.filename},
+                       {"line", m.line},
+                       {"text", m.text},
+                       {"ranges", ranges},
+                       {"before", before},
+                       {"after", after},
+                       {"subject", subject_json(m.subject)}});
+  }
+  return {{"kb", r.kb},
+          {"matches", matches},
+          {"truncated", r.truncated},
+          {"files_searched", r.files_searched},
+          {"files_matched", r.files_matched},
+          {"took_ms", r.took_ms}};
+}
+
+json to_json(const IngestItem& i) {
+  json j = {{"path", i.path}, {"status", i.status}};
+  if (!i.doc_id.empty()) j["doc_id"] = i.doc_id;
+  if (i.status == "failed")
+    j["error"] = {{"code", i.code}, {"message", i.message}};
+  else
+    j["chunks"] = i.chunks;
+  if (!i.vector_status.empty()) {
+    j["vector_status"] = i.vector_status;
+    if (!i.vector_code.empty())
+      j["vector_error"] = {{"code", i.vector_code}, {"message", i.vector_message}};
+  }
+  return j;
+}
+
+json to_json(const IngestReport& r) {
+  json items = json::array();
+  for (const auto& i : r.items) items.push_back(to_json(i));
+  return {{"added", r.added},   {"updated", r.updated}, {"unchanged", r.unchanged},
+          {"failed", r.failed}, {"bytes", r.bytes},     {"took_ms", r.took_ms},
+          {"items", items}};
+}
+
+json to_json(const ReindexReport& r) {
+  json j = {{"kb", r.kb},
+            {"serving_revision", r.serving_revision},
+            {"target_revision", r.target_revision},
+            {"documents", r.documents},
+            {"chunks", r.chunks},
+            {"chunks_embedded", r.chunks_embedded},
+            {"chunks_cached", r.chunks_cached},
+            {"provider_calls", r.provider_calls},
+            {"failed", r.failed},
+            {"pending", r.pending},
+            {"orphans", r.orphans},
+            {"cancelled", r.cancelled},
+            {"cut_over", r.cut_over},
+            {"took_ms", r.took_ms}};
+  if (!r.error_code.empty()) j["error"] = {{"code", r.error_code}, {"message", r.error_message}};
+  return j;
+}
+
+json to_json(const ReindexProgress& p) {
+  return {{"kb", p.kb},         {"revision", p.revision}, {"total", p.total}, {"done", p.done},
+          {"failed", p.failed}, {"rate", p.rate},         {"eta_s", p.eta_s}};
+}
+
+json to_json(const ActivityEntry& a) {
+  json details = json::parse(a.details_json, nullptr, false);
+  if (details.is_discarded()) details = json::object();
+  return {{"id", a.id},         {"at", a.at}, {"actor", a.actor},   {"surface", a.surface},
+          {"action", a.action}, {"kb", a.kb}, {"target", a.target}, {"details", details}};
+}
+
+json to_json(const TokenInfo& t) {
+  return {{"id", t.id},
+          {"name", t.name},
+          {"scope", t.scope},
+          {"kbs", t.kbs},
+          {"created_at", t.created_at},
+          {"revoked_at", t.revoked_at.empty() ? json(nullptr) : json(t.revoked_at)}};
+}
+
+int http_status(Code code) {
+  switch (code) {
+    case Code::ok:
+      return 200;
+    case Code::invalid_argument:
+      return 400;
+    case Code::unauthorized:
+      return 401;
+    case Code::forbidden:
+      return 403;
+    case Code::blocked_address:
+      return 403;
+    case Code::not_found:
+      return 404;
+    case Code::already_exists:
+    case Code::conflict:
+      return 409;
+    case Code::payload_too_large:
+    case Code::content_too_large:
+      return 413;
+    case Code::unsupported_format:
+    case Code::corrupt_input:
+    case Code::no_content:
+    case Code::too_many_chunks:
+    case Code::mode_unavailable:
+    case Code::dimension_mismatch:
+    case Code::input_rejected:
+      return 422;
+    case Code::rate_limited:
+      return 429;
+    case Code::busy:
+    case Code::engine_unavailable:
+      return 503;
+    case Code::upstream_error:
+      return 502;
+    case Code::timeout:
+      return 504;
+    case Code::cancelled:
+      return 409;
+    case Code::io_error:
+    case Code::internal:
+      return 500;
+  }
+  return 500;
+}
+
+}  // namespace quarry::wire

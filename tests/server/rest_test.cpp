@@ -1,0 +1,295 @@
+// The REST API over real HTTP (SPEC §9): every route group, the one error envelope and its
+// status codes, pagination, multipart and JSON uploads, and the background indexer.
+#include <chrono>
+#include <set>
+
+#include "server_fixture.h"
+
+namespace quarry::testing {
+namespace {
+using nlohmann::json;
+
+class Rest : public ServerTest {
+ protected:
+  void SetUp() override {
+    server::ServeOptions o;
+    o.indexer = true;
+    start(o);
+  }
+
+  void make_kb(const std::string& name, const json& config = json::object()) {
+    auto r = send("POST", "/kbs", {{"name", name}, {"config", config}});
+    ASSERT_EQ(r.status, 201) << r.body;
+  }
+
+  std::string add(const std::string& kb, const std::string& filename, const std::string& text,
+                  const json& metadata = json::object()) {
+    auto r = send("POST", "/kbs/" + kb + "/documents",
+                  {{"filename", filename}, {"content", text}, {"metadata", metadata}});
+    EXPECT_EQ(r.status, 201) << r.body;
+    return r.json["items"][0].value("doc_id", "");
+  }
+
+  // Polls the KB's status until no vector work is pending (the server's indexer runs it).
+  json wait_vectors(const std::string& kb) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    json st;
+    while (std::chrono::steady_clock::now() < deadline) {
+      st = get("/kbs/" + kb + "/status").json;
+      if (st["vectors"]["pending"] == 0 && st["index_status"]["vector"] == "ready") return st;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ADD_FAILURE() << "vectors never became ready: " << st.dump();
+    return st;
+  }
+};
+
+TEST_F(Rest, HealthAndOpenApiAreServedWithoutAToken) {
+  auto h = get("/health");
+  EXPECT_EQ(h.status, 200);
+  EXPECT_EQ(h.json["status"], "ok");
+  auto doc = get("/openapi.json");
+  ASSERT_EQ(doc.status, 200);
+  auto on_disk = json::parse(read_file(std::string(QUARRY_SOURCE_DIR) + "/docs/openapi.json"));
+  EXPECT_EQ(doc.json, on_disk) << "the binary serves a stale docs/openapi.json";
+}
+
+TEST_F(Rest, KnowledgeBasesCreateListGetUpdateDelete) {
+  make_kb("notes", {{"description", "team notes"}});
+  auto dup = send("POST", "/kbs", {{"name", "notes"}});
+  EXPECT_EQ(dup.status, 409);
+  EXPECT_EQ(error_code(dup), "already_exists");
+
+  auto bad = send("POST", "/kbs", {{"name", "Bad Name!"}});
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(error_code(bad), "invalid_argument");
+  auto bad_cfg =
+      send("POST", "/kbs", {{"name", "x"}, {"config", {{"chunking", {{"max_tokens", 3}}}}}});
+  EXPECT_EQ(bad_cfg.status, 400);
+  EXPECT_EQ(bad_cfg.json["error"]["details"]["field"], "chunking.max_tokens") << bad_cfg.body;
+
+  auto list = get("/kbs");
+  ASSERT_EQ(list.status, 200);
+  ASSERT_EQ(list.json["kbs"].size(), 1u);
+  EXPECT_EQ(list.json["kbs"][0]["name"], "notes");
+  EXPECT_EQ(list.json["kbs"][0]["description"], "team notes");
+
+  auto missing = get("/kbs/nope");
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_EQ(error_code(missing), "not_found");
+
+  auto upd = send("PATCH", "/kbs/notes", {{"settings", {{"chunking.max_tokens", 128}}}});
+  ASSERT_EQ(upd.status, 200) << upd.body;
+  EXPECT_EQ(upd.json["config"]["chunking"]["max_tokens"], 128);
+  auto unknown = send("PATCH", "/kbs/notes", {{"settings", {{"chunking.colour", "red"}}}});
+  EXPECT_EQ(unknown.status, 400);
+
+  auto del = send("DELETE", "/kbs/notes", json::object());
+  EXPECT_EQ(del.status, 200);
+  EXPECT_EQ(get("/kbs/notes").status, 404);
+}
+
+TEST_F(Rest, DocumentsUploadListGetEditReconvertDelete) {
+  make_kb("k");
+  std::string a =
+      add("k", "alpha.md", "# Alpha\n\nThe heron stands in the reeds.\n", {{"team", "birds"}});
+  ASSERT_FALSE(a.empty());
+  // The same bytes again: unchanged (200); other bytes under the same name: conflict (409)
+  // unless replace.
+  auto again =
+      send("POST", "/kbs/k/documents",
+           {{"filename", "alpha.md"}, {"content", "# Alpha\n\nThe heron stands in the reeds.\n"}});
+  EXPECT_EQ(again.status, 200);
+  EXPECT_EQ(again.json["items"][0]["status"], "unchanged");
+  auto clash = send("POST", "/kbs/k/documents", {{"filename", "alpha.md"}, {"content", "other"}});
+  EXPECT_EQ(clash.status, 409) << clash.body;
+  EXPECT_EQ(error_code(clash), "conflict");
+
+  // Multipart: two files, metadata as JSON text.
+  httplib::MultipartFormDataItems form = {
+      {"file", "The otter swims upstream.\n", "otter.txt", "text/plain"},
+      {"file", "name,legs\nspider,8\n", "legs.csv", "text/csv"},
+      {"metadata", R"({"team": "animals"})", "", ""},
+  };
+  auto c = client();
+  auto mp = result(c.Post("/api/v1/kbs/k/documents", headers(token), form));
+  ASSERT_EQ(mp.status, 201) << mp.body;
+  EXPECT_EQ(mp.json["added"], 2);
+
+  // Base64 body and a binary that is not a document: one upload, one error envelope.
+  auto junk = send("POST", "/kbs/k/documents",
+                   {{"filename", "x.pdf"}, {"content_base64", "JVBERi0xLjQKZ2FyYmFnZQ=="}});
+  EXPECT_EQ(junk.status, 422) << junk.body;
+  auto both = send("POST", "/kbs/k/documents",
+                   {{"filename", "y.md"}, {"content", "a"}, {"content_base64", "YQ=="}});
+  EXPECT_EQ(both.status, 400);
+
+  // Cursor pagination: three documents, pages of two.
+  auto p1 = get("/kbs/k/documents?limit=2");
+  ASSERT_EQ(p1.status, 200);
+  ASSERT_EQ(p1.json["documents"].size(), 2u);
+  ASSERT_TRUE(p1.json["next_cursor"].is_string());
+  auto p2 = get("/kbs/k/documents?limit=2&cursor=" + p1.json["next_cursor"].get<std::string>());
+  ASSERT_EQ(p2.json["documents"].size(), 1u);
+  EXPECT_TRUE(p2.json["next_cursor"].is_null());
+  std::set<std::string> ids;
+  for (const auto& d : p1.json["documents"]) ids.insert(d["id"]);
+  for (const auto& d : p2.json["documents"]) ids.insert(d["id"]);
+  EXPECT_EQ(ids.size(), 3u);
+  EXPECT_FALSE(p1.json["documents"][0].contains("markdown_path")) << "server paths leak";
+  auto filtered =
+      get("/kbs/k/documents?filter=" + httplib::detail::encode_query_param(R"({"team":"birds"})"));
+  ASSERT_EQ(filtered.json["documents"].size(), 1u) << filtered.body;
+  EXPECT_EQ(filtered.json["documents"][0]["id"], a);
+  EXPECT_EQ(get("/kbs/k/documents?limit=0").status, 400);
+
+  auto doc = get("/kbs/k/documents/" + a);
+  ASSERT_EQ(doc.status, 200);
+  EXPECT_NE(doc.json["markdown"].get<std::string>().find("heron"), std::string::npos);
+  EXPECT_EQ(doc.json["document"]["index_status"]["keyword"], "ready");
+  auto md = client().Get(("/api/v1/kbs/k/documents/" + a + "/markdown").c_str());
+  ASSERT_TRUE(md);
+  EXPECT_EQ(md->status, 200);
+  EXPECT_NE(md->get_header_value("Content-Type").find("text/markdown"), std::string::npos);
+  EXPECT_EQ(get("/kbs/k/documents/" + a + "?markdown=false").json.contains("markdown"), false);
+  EXPECT_EQ(get("/kbs/k/documents/01ZZZZZZZZZZZZZZZZZZZZZZZZ").status, 404);
+
+  auto edit =
+      send("PUT", "/kbs/k/documents/" + a, {{"markdown", "# Alpha\n\nA kingfisher dives.\n"}});
+  ASSERT_EQ(edit.status, 200) << edit.body;
+  auto hits = send("POST", "/kbs/k/search", {{"query", "kingfisher"}});
+  ASSERT_EQ(hits.json["hits"].size(), 1u);
+  EXPECT_EQ(hits.json["hits"][0]["doc_id"], a);
+  EXPECT_EQ(send("POST", "/kbs/k/search", {{"query", "heron"}}).json["hits"].size(), 0u);
+
+  auto rc = send_raw("POST", "/kbs/k/documents/" + a + "/reconvert", "", "application/json");
+  EXPECT_EQ(rc.status, 200) << rc.body;
+
+  auto gone = send("POST", "/kbs/k/documents/delete", {{"filter", {{"team", "animals"}}}});
+  ASSERT_EQ(gone.status, 200) << gone.body;
+  EXPECT_EQ(gone.json["deleted"].size(), 2u);
+  EXPECT_EQ(send("POST", "/kbs/k/documents/delete", {{"filter", json::object()}}).status, 400);
+  EXPECT_EQ(send("DELETE", "/kbs/k/documents/" + a, json::object()).status, 200);
+  EXPECT_EQ(get("/kbs/k/documents/" + a).status, 404);
+}
+
+TEST_F(Rest, SearchAndGrepWithFiltersAndValidation) {
+  make_kb("k");
+  std::string a = add("k", "a.md", "Granite is an igneous rock.\nBasalt too.\n", {{"year", 2020}});
+  std::string b = add("k", "b.md", "Granite counters are polished.\n", {{"year", 2024}});
+
+  auto all = send("POST", "/kbs/k/search", {{"query", "granite"}});
+  ASSERT_EQ(all.status, 200) << all.body;
+  EXPECT_EQ(all.json["hits"].size(), 2u);
+  EXPECT_EQ(all.json["index_status"]["keyword"], "ready");
+  auto one = send("POST", "/kbs/k/search",
+                  {{"query", "granite"}, {"filter", {{"year", {{"$gte", 2022}}}}}, {"top_k", 5}});
+  ASSERT_EQ(one.json["hits"].size(), 1u);
+  EXPECT_EQ(one.json["hits"][0]["doc_id"], b);
+  EXPECT_EQ(send("POST", "/kbs/k/search", {{"query", "granite"}, {"min_score", 1.01}}).status, 400);
+
+  // No embedder: vector is refused with a reason, hybrid degrades to keyword and says so.
+  auto vec = send("POST", "/kbs/k/search", {{"query", "granite"}, {"mode", "vector"}});
+  EXPECT_EQ(vec.status, 422);
+  EXPECT_EQ(error_code(vec), "mode_unavailable");
+  auto hyb = send("POST", "/kbs/k/search", {{"query", "granite"}, {"mode", "hybrid"}});
+  ASSERT_EQ(hyb.status, 200);
+  EXPECT_FALSE(hyb.json["degraded"].empty());
+
+  auto typo = send("POST", "/kbs/k/search", {{"query", "granite"}, {"topk", 3}});
+  EXPECT_EQ(typo.status, 400);
+  EXPECT_EQ(typo.json["error"]["details"]["field"], "topk");
+  EXPECT_EQ(send("POST", "/kbs/k/search", {{"query", "x"}, {"top_k", 0}}).status, 400);
+  auto broken = send_raw("POST", "/kbs/k/search", "{\"query\": ", "application/json");
+  EXPECT_EQ(broken.status, 400);
+  EXPECT_EQ(error_code(broken), "invalid_argument");
+
+  auto g =
+      send("POST", "/kbs/k/grep", {{"pattern", "basalt"}, {"ignore_case", true}, {"context", 1}});
+  ASSERT_EQ(g.status, 200) << g.body;
+  ASSERT_EQ(g.json["matches"].size(), 1u);
+  EXPECT_EQ(g.json["matches"][0]["doc_id"], a);
+  // Lines count in the stored Markdown file (front matter first).
+  const auto& m = g.json["matches"][0];
+  EXPECT_EQ(m["text"], "Basalt too.");
+  ASSERT_EQ(m["before"].size(), 1u);
+  EXPECT_EQ(m["before"][0]["text"], "Granite is an igneous rock.");
+  EXPECT_EQ(m["before"][0]["line"], m["line"].get<int>() - 1);
+  EXPECT_EQ(send("POST", "/kbs/k/grep", {{"pattern", "("}}).status, 400);
+}
+
+TEST_F(Rest, TheIndexerEmbedsUploadsAndReindexReportsProgress) {
+  make_kb("v", {{"embedder", {{"provider", "hash:64"}}}});
+  std::string a = add("v", "a.md", "Tides follow the moon.\n");
+  add("v", "b.md", "Volcanoes erupt lava.\n");
+  auto st = wait_vectors("v");
+  EXPECT_EQ(st["vectors"]["ready"], 2);
+  for (const auto& d : get("/kbs/v/documents").json["documents"])
+    EXPECT_EQ(d["index_status"]["vector"], "ready") << "a listing shows each document's status";
+  auto hits =
+      send("POST", "/kbs/v/search", {{"query", "Tides follow the moon"}, {"mode", "vector"}});
+  ASSERT_EQ(hits.status, 200) << hits.body;
+  ASSERT_FALSE(hits.json["hits"].empty());
+  EXPECT_EQ(hits.json["hits"][0]["doc_id"], a);
+  EXPECT_EQ(hits.json["index_status"]["vector"], "ready");
+
+  auto started = send_raw("POST", "/kbs/v/reindex", "", "application/json");
+  EXPECT_EQ(started.status, 202) << started.body;
+  EXPECT_EQ(started.json["kb"], "v");
+  // A re-embed with another model: blue-green, then it serves.
+  auto upd = send("PATCH", "/kbs/v", {{"settings", {{"embedder.provider", "hash:96"}}}});
+  ASSERT_EQ(upd.status, 200) << upd.body;
+  wait_vectors("v");
+  auto state = get("/kbs/v/reindex");
+  ASSERT_EQ(state.status, 200);
+  ASSERT_TRUE(state.json["last"].is_object()) << state.body;
+  EXPECT_EQ(state.json["last"]["pending"], 0);
+  EXPECT_EQ(get("/kbs/nope/reindex").status, 404);
+
+  auto status = get("/status");
+  ASSERT_EQ(status.status, 200);
+  ASSERT_EQ(status.json["kbs"].size(), 1u);
+  EXPECT_EQ(status.json["kbs"][0]["vectors"]["ready"], 2);
+
+  auto metrics = client().Get("/api/v1/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("quarry_documents{kb=\"v\"} 2"), std::string::npos) << metrics->body;
+  EXPECT_NE(metrics->body.find("quarry_http_requests_total{route=\"search\",status=\"200\"}"),
+            std::string::npos);
+}
+
+TEST_F(Rest, ActivityLogNamesTheSurface) {
+  make_kb("k");
+  add("k", "a.md", "text\n");
+  auto log = get("/activity?limit=10");
+  ASSERT_EQ(log.status, 200) << log.body;
+  ASSERT_GE(log.json["entries"].size(), 2u);
+  EXPECT_EQ(log.json["entries"][0]["surface"], "rest");
+  EXPECT_EQ(log.json["entries"][0]["actor"], "local");
+  auto page = get("/activity?limit=1");
+  ASSERT_EQ(page.json["entries"].size(), 1u);
+  auto next =
+      get("/activity?limit=1&before=" + std::to_string(page.json["next_before"].get<long long>()));
+  ASSERT_EQ(next.json["entries"].size(), 1u);
+  EXPECT_LT(next.json["entries"][0]["id"], page.json["entries"][0]["id"]);
+  EXPECT_EQ(get("/activity?limit=5000").status, 400);
+}
+
+TEST_F(Rest, UnknownRoutesAndOversizedBodiesGetTheEnvelope) {
+  auto r = get("/no/such/route");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(error_code(r), "not_found");
+  TearDown();
+  server::ServeOptions o;
+  o.max_body_bytes = 1024;
+  o.indexer = false;
+  start(o);
+  make_kb("k");
+  auto big = send("POST", "/kbs/k/documents",
+                  {{"filename", "big.txt"}, {"content", std::string(4096, 'a')}});
+  EXPECT_EQ(big.status, 413);
+  EXPECT_EQ(error_code(big), "payload_too_large");
+}
+
+}  // namespace
+}  // namespace quarry::testing
