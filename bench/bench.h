@@ -44,5 +44,6 @@ int run_perf(const Args& args);
 int run_ann(const Args& args);          // ann.cpp: the embedded store vs its peers
 int run_embed_speed(const Args& args);  // embed_speed.cpp: static/hash throughput
 int run_lifecycle(const Args& args);    // lifecycle.cpp: reindex sweeps, latency, edit cost
+int run_serve(const Args& args);        // serve.cpp: REST latency, wrk throughput, Chroma
 
 }  // namespace quarry::bench
