@@ -153,6 +153,20 @@ test(`${MCP_PROCESSES} quarry mcp processes and quarry serve write one data dir 
 
   // The catalog is intact, holds exactly the acknowledged documents, and finds each one.
   assert.deepEqual(sqlite(path.join(tmp.data, 'catalog.db'), 'PRAGMA integrity_check'), ['ok']);
+  // The keyword index agrees with its chunks, and the vector and cache databases are intact.
+  const [kbId] = sqlite(path.join(tmp.data, 'catalog.db'), `SELECT id FROM kbs WHERE name = '${KB}'`);
+  sqlite(path.join(tmp.data, 'catalog.db'),
+    `INSERT INTO fts_${kbId}(fts_${kbId}) VALUES('integrity-check')`);  // throws when corrupt
+  for (const db of ['vectors/vectors.db', 'cache/embeddings.db'])
+    assert.deepEqual(sqlite(path.join(tmp.data, db), 'PRAGMA integrity_check'), ['ok'], db);
+  // The vectors converge: after one more sweep every chunk has exactly one vector.
+  const [swept] = quarry(tmp.data, ['reindex', '--kb', KB]).json.reindex;
+  assert.equal(swept.pending, 0, `reindex left work: ${JSON.stringify(swept)}`);
+  const described = quarry(tmp.data, ['kb', 'describe', KB]).json;
+  assert.equal(described.vectors.pending, 0);
+  assert.equal(described.vectors.failed, 0);
+  assert.equal(described.vectors.stored_vectors, described.chunks,
+    `one vector per chunk: ${JSON.stringify(described.vectors)} vs ${described.chunks} chunks`);
   const listed = quarry(tmp.data, ['docs', 'list', '--kb', KB, '--limit', '10000']).json.documents;
   const ids = new Set(listed.map((d) => d.id));
   const missing = [...acked.keys()].filter((id) => !ids.has(id));
