@@ -73,8 +73,10 @@ namespace {
 
 // The in-memory keyword copies of this process, shared by every Catalog (a server holds one
 // Engine per worker thread: each building its own copy would cost memory and seconds per
-// thread). Keyed by (database file, KB id); a copy answers only for the generation it was
-// built from. While one thread builds a copy, the others answer from FTS5 (same ranking).
+// thread). Keyed by (database file, KB id); a copy answers only for the KB it was built from
+// (SQLite reuses a deleted KB's id, so the creation time is checked too) and for the
+// generation it was built from. While one thread builds a copy, the others answer from FTS5
+// (same ranking).
 class SharedKeywordIndexes {
  public:
   static SharedKeywordIndexes& get() {
@@ -84,12 +86,16 @@ class SharedKeywordIndexes {
 
   template <class Build>
   std::shared_ptr<const MemoryIndex> find_or_build(const std::string& db, std::int64_t kb_id,
-                                                   std::int64_t generation, bool may_build,
-                                                   Build build) {
+                                                   std::int64_t created_at, std::int64_t generation,
+                                                   bool may_build, Build build) {
     const auto key = std::make_pair(db, kb_id);
     {
       std::lock_guard lk(mu_);
       Entry& e = entries_[key];
+      if (e.created_at != created_at) {  // another KB under a reused id: drop the old copy
+        e.index.reset();
+        e.created_at = created_at;
+      }
       if (e.index && e.index->generation() == generation) return e.index;
       if (e.building || !may_build) return nullptr;
       e.building = true;
@@ -105,13 +111,15 @@ class SharedKeywordIndexes {
     std::lock_guard lk(mu_);
     Entry& e = entries_[key];
     e.building = false;
-    if (!e.index || e.index->generation() < generation) e.index = built;
+    if (e.created_at == created_at && (!e.index || e.index->generation() < generation))
+      e.index = built;
     return built;
   }
 
  private:
   struct Entry {
     std::shared_ptr<const MemoryIndex> index;
+    std::int64_t created_at = 0;
     bool building = false;
   };
   std::mutex mu_;
@@ -124,10 +132,10 @@ std::optional<std::vector<KeywordRow>> Catalog::keyword_search_cached(
     const std::string& kb, const std::vector<std::string>& words, int limit,
     const Bm25Params& p) const {
   if (!memory_index_enabled_ || !tokenizer_->ok()) return std::nullopt;
-  Stmt s(db_, "SELECT id, generation FROM kbs WHERE name = ?");
+  Stmt s(db_, "SELECT id, generation, created_at FROM kbs WHERE name = ?");
   s.bind(1, kb);
   if (!s.step()) get_kb(kb);  // throws not_found
-  const std::int64_t kb_id = s.i64(0), generation = s.i64(1);
+  const std::int64_t kb_id = s.i64(0), generation = s.i64(1), created_at = s.i64(2);
 
   std::vector<std::string> terms;
   for (const auto& w : words) {
@@ -140,9 +148,9 @@ std::optional<std::vector<KeywordRow>> Catalog::keyword_search_cached(
   // One-shot processes (a CLI search) are served by FTS5 alone; the copy pays off from a
   // KB's second query on.
   const bool repeat = ++keyword_queries_[kb_id] >= 2;
-  auto index = SharedKeywordIndexes::get().find_or_build(path_, kb_id, generation, repeat, [&] {
-    return std::make_shared<const MemoryIndex>(db_, *tokenizer_, kb_id, generation);
-  });
+  auto index = SharedKeywordIndexes::get().find_or_build(
+      path_, kb_id, created_at, generation, repeat,
+      [&] { return std::make_shared<const MemoryIndex>(db_, *tokenizer_, kb_id, generation); });
   if (!index) return std::nullopt;
   return index->search(terms, limit, p);
 }

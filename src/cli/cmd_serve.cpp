@@ -4,6 +4,8 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <atomic>
+#include <chrono>
 #include <fstream>
 #include <iostream>
 #include <thread>
@@ -65,12 +67,19 @@ void add_serve_command(CLI::App& app, Globals& g, int& /*exit_code*/) {
       std::ofstream(tmp) << server->port() << "\n";
       std::rename(tmp.c_str(), a->port_file.c_str());
     }
-    std::thread waiter([&server, stop_signals] {
+    // A signal may come before the server is listening, when stop() does nothing yet: the
+    // waiter repeats stop() until run() has returned.
+    std::atomic<bool> done{false};
+    std::thread waiter([&server, &done, stop_signals] {
       int sig = 0;
       sigwait(&stop_signals, &sig);
-      server->stop();
+      while (!done.load()) {
+        server->stop();
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
     });
     server->run();
+    done.store(true);
     // run() returned without a signal (a listen failure): wake the waiter.
     pthread_kill(waiter.native_handle(), SIGTERM);
     waiter.join();

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "core/util.h"
 #include "quarry/error.h"
 
 namespace quarry::core {
@@ -169,6 +170,7 @@ Filter parse_filter(const json& j) {
 
 Filter parse_filter_text(const std::string& text) {
   if (text.empty()) return {};
+  if (!core::json_nesting_within(text, 32)) bad("nests deeper than 32 levels");
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded()) bad("not valid JSON");
   return parse_filter(j);

@@ -21,6 +21,10 @@ std::int64_t now_ms();
 std::string iso8601_utc(std::int64_t ms);
 
 // UTF-8: validity check, and repair (every invalid sequence becomes U+FFFD; never throws).
+// True when the JSON text nests arrays/objects at most `max_depth` deep (strings skipped). Run
+// before parsing untrusted JSON: the parse is iterative, but copying and printing a value recurse.
+bool json_nesting_within(std::string_view text, int max_depth);
+
 bool is_valid_utf8(std::string_view s);
 std::string repair_utf8(std::string_view s);
 // Appends the UTF-8 encoding of `cp`; surrogates and values above U+10FFFF become U+FFFD.

@@ -1,9 +1,15 @@
 #include "server/engine_pool.h"
 
+#include <filesystem>
+
 namespace quarry::server {
 
 EnginePool::EnginePool(EngineOptions base, std::size_t max_engines)
-    : base_(std::move(base)), max_(max_engines ? max_engines : 1) {}
+    : base_(std::move(base)), max_(max_engines ? max_engines : 1) {
+  std::error_code ec;
+  auto canonical = std::filesystem::weakly_canonical(base_.data_dir, ec);
+  data_dir_ = ec ? base_.data_dir : canonical.string();
+}
 
 EnginePool::Lease::~Lease() {
   if (pool_ && engine_) pool_->release(std::move(engine_));

@@ -35,11 +35,14 @@ class EnginePool {
   // Waits for a free engine; the audit log will name `actor` and `surface`.
   Lease acquire(const std::string& actor, const std::string& surface);
   const EngineOptions& options() const { return base_; }
+  // The data directory as the Engines name it in messages (absolute, canonical).
+  const std::string& data_dir() const { return data_dir_; }
 
  private:
   void release(std::unique_ptr<Engine> e);
 
   EngineOptions base_;
+  std::string data_dir_;
   std::size_t max_;
   std::size_t opened_ = 0;
   std::vector<std::unique_ptr<Engine>> idle_;

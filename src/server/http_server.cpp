@@ -91,14 +91,18 @@ class HttpMetrics {
 
 // `upstream`: raised while serving an authenticated request, so an `unauthorized` is a provider
 // refusing our key (502), not the caller's token (401).
-void send_error(httplib::Response& res, const Error& e, bool upstream = false) {
+void send_error(httplib::Response& res, const Error& raw, const std::string& data_dir,
+                bool upstream = false) {
+  const Error e = wire::redacted(raw, data_dir);
   res.status = wire::http_status(e.code());
   if (e.code() == Code::unauthorized && upstream)
     res.status = 502;
   else if (e.code() == Code::unauthorized)
     res.set_header("WWW-Authenticate", "Bearer");
   if (e.code() == Code::busy || e.code() == Code::rate_limited) res.set_header("Retry-After", "1");
-  res.set_content(wire::error_json(e).dump(), "application/json");
+  res.set_content(
+      wire::error_json(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+      "application/json");
 }
 
 // "/kbs/{kb}/documents/{id}" -> regex "/api/v1/kbs/([^/]+)/documents/([^/]+)" and {kb, id}.
@@ -132,10 +136,11 @@ class HttpServerImpl final : public HttpServer {
     EngineOptions base = engine;
     base.surface = "rest";
     pool_ = std::make_unique<EnginePool>(base, static_cast<std::size_t>(threads) + 2);
+    data_dir_ = pool_->data_dir();
     if (!loopback) {
       auto e = pool_->acquire("local", "rest");
-      if (e->list_tokens().empty() ||
-          std::none_of(e->list_tokens().begin(), e->list_tokens().end(),
+      const auto tokens = e->list_tokens();
+      if (std::none_of(tokens.begin(), tokens.end(),
                        [](const TokenInfo& t) { return t.revoked_at.empty(); }))
         throw Error(Code::invalid_argument,
                     "binding " + o.host +
@@ -163,23 +168,35 @@ class HttpServerImpl final : public HttpServer {
     http_.set_read_timeout(o.read_timeout_s, 0);
     http_.set_write_timeout(o.write_timeout_s, 0);
     http_.set_keep_alive_max_count(1000);
-    http_.set_error_handler(httplib::Server::HandlerWithResponse(
-        [](const httplib::Request& req, httplib::Response& res) {
-          if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-          if (res.status == 413)
-            send_error(res, Error(Code::payload_too_large,
-                                  "the request body is larger than this server accepts "
-                                  "(--max-body-mb)"));
-          else if (res.status == 404)
-            send_error(res, Error(Code::not_found, "no route " + req.method + " " + req.path +
-                                                       " (see /api/v1/openapi.json)"));
-          else
-            send_error(res, Error(Code::invalid_argument, "bad request"));
-          return httplib::Server::HandlerResponse::Handled;
-        }));
+    http_.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req,
+                                                                        httplib::Response& res) {
+      if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+      try {
+        if (res.status == 413)
+          send_error(res,
+                     Error(Code::payload_too_large,
+                           "the request body is larger than this server accepts "
+                           "(--max-body-mb)"),
+                     data_dir_);
+        else if (res.status == 404)
+          send_error(res,
+                     Error(Code::not_found, "no route " + req.method + " " + req.path +
+                                                " (see /api/v1/openapi.json)"),
+                     data_dir_);
+        else if (res.status == 414)
+          send_error(res, Error(Code::invalid_argument, "the request URI is too long"), data_dir_);
+        else
+          send_error(res, Error(Code::invalid_argument, "bad request"), data_dir_);
+      } catch (...) {  // never let an exception out of httplib's error path
+        res.status = 500;
+        res.set_content(R"({"error":{"code":"internal","message":"internal error","details":{}}})",
+                        "application/json");
+      }
+      return httplib::Server::HandlerResponse::Handled;
+    }));
     http_.set_exception_handler(
-        [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-          send_error(res, Error(Code::internal, "internal error"));
+        [this](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+          send_error(res, Error(Code::internal, "internal error"), data_dir_);
         });
     // cpp-httplib reads a POST/PUT/PATCH/DELETE body without Content-Length until the connection
     // closes: `curl -X POST url` (no body) would hang for the read timeout. No length, no chunked
@@ -189,6 +206,11 @@ class HttpServerImpl final : public HttpServer {
       if (r.method != "GET" && r.method != "HEAD" && !r.has_header("Content-Length") &&
           !r.has_header("Transfer-Encoding"))
         r.headers.emplace("Content-Length", "0");
+      // `curl -d '{...}'` labels JSON as a form; httplib would parse it as one and cap it at
+      // 8 KiB. No route takes form fields: read the body as it is.
+      auto ct = r.headers.find("Content-Type");
+      if (ct != r.headers.end() && ct->second.rfind("application/x-www-form-urlencoded", 0) == 0)
+        ct->second = "application/json";
       return httplib::Server::HandlerResponse::Unhandled;
     });
     register_routes();
@@ -221,9 +243,41 @@ class HttpServerImpl final : public HttpServer {
   void stop() override { http_.stop(); }
 
  private:
-  Principal authenticate_request(const httplib::Request& req) {
+  // `check_origin` false: the caller checks Origin itself (MCP answers in JSON-RPC's shape).
+  Principal authenticate_request(const httplib::Request& req, bool check_origin = true) {
+    if (allow_anonymous_ && !req.has_header("Authorization")) check_local_caller(req, check_origin);
     auto e = pool_->acquire("local", "rest");
     return authenticate(*e, req.get_header_value("Authorization"), allow_anonymous_);
+  }
+
+  // Without a token only a local caller is the admin: not a request relayed by a proxy, not a
+  // web page's cross-origin request (CSRF), not a name that resolves to 127.0.0.1 for a
+  // hostile site (DNS rebinding).
+  static void check_local_caller(const httplib::Request& req, bool check_origin) {
+    if (req.has_header("Forwarded") || req.has_header("X-Forwarded-For"))
+      throw Error(Code::unauthorized,
+                  "a request relayed by a proxy needs a bearer token (run the server with "
+                  "--require-token behind a proxy)");
+    if (!is_loopback_host(host_of(req.get_header_value("Host"))))
+      throw Error(Code::forbidden,
+                  "the Host header is not a loopback name; send a bearer token to use another");
+    if (check_origin && req.has_header("Origin")) {
+      const std::string origin = req.get_header_value("Origin");
+      const auto scheme = origin.find("://");
+      if (scheme == std::string::npos || !is_loopback_host(host_of(origin.substr(scheme + 3))))
+        throw Error(Code::forbidden, "cross-origin request from '" + origin +
+                                         "' refused; a web app must send a bearer token");
+    }
+  }
+
+  // "127.0.0.1:7720" -> "127.0.0.1", "[::1]:80" -> "::1", "localhost" -> "localhost".
+  static std::string host_of(const std::string& authority) {
+    if (!authority.empty() && authority[0] == '[') {
+      auto end = authority.find(']');
+      return end == std::string::npos ? authority : authority.substr(1, end - 1);
+    }
+    std::string h = authority.substr(0, authority.find_first_of(":/"));
+    return h;
   }
 
   void register_routes() {
@@ -279,11 +333,12 @@ class HttpServerImpl final : public HttpServer {
       res.status = r.status;
       res.set_content(std::move(r.body), r.content_type);
     } catch (const Error& e) {
-      send_error(res, e, authenticated);
+      send_error(res, e, data_dir_, authenticated);
     } catch (const nlohmann::json::exception& e) {
-      send_error(res, Error(Code::invalid_argument, std::string("bad JSON: ") + e.what()));
+      send_error(res, Error(Code::invalid_argument, std::string("bad JSON: ") + e.what()),
+                 data_dir_);
     } catch (const std::exception& e) {
-      send_error(res, Error(Code::internal, std::string("internal error: ") + e.what()));
+      send_error(res, Error(Code::internal, std::string("internal error: ") + e.what()), data_dir_);
     }
   }
 
@@ -291,7 +346,7 @@ class HttpServerImpl final : public HttpServer {
     auto fn = [this](const httplib::Request& req, httplib::Response& res) {
       auto t0 = std::chrono::steady_clock::now();
       try {
-        Principal who = authenticate_request(req);
+        Principal who = authenticate_request(req, /*check_origin=*/false);
         auto header = [&req](const std::string& name) {
           return req.get_header_value(name.c_str());
         };
@@ -300,9 +355,10 @@ class HttpServerImpl final : public HttpServer {
         for (const auto& [k, v] : r.headers) res.set_header(k.c_str(), v);
         res.set_content(std::move(r.body), r.content_type.c_str());
       } catch (const Error& e) {
-        send_error(res, e);
+        send_error(res, e, data_dir_);
       } catch (const std::exception& e) {
-        send_error(res, Error(Code::internal, std::string("internal error: ") + e.what()));
+        send_error(res, Error(Code::internal, std::string("internal error: ") + e.what()),
+                   data_dir_);
       }
       metrics_.record("mcp", res.status,
                       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
@@ -313,6 +369,7 @@ class HttpServerImpl final : public HttpServer {
   }
 
   ServeOptions opts_;
+  std::string data_dir_;  // hidden from error messages (wire::redacted)
   bool allow_anonymous_ = false;
   int port_ = 0;
   httplib::Server http_;

@@ -148,7 +148,7 @@ std::optional<json> McpServer::handle(const json& message, const Principal& who)
   } catch (const RpcError& e) {
     return rpc_error(id, e.code, e.message, e.data);
   } catch (const Error& e) {
-    RpcError r = rpc_from(e);
+    RpcError r = rpc_from(wire::redacted(e, engines_.data_dir()));
     return rpc_error(id, r.code, r.message, r.data);
   } catch (const std::exception& e) {
     return rpc_error(id, kInternalError, std::string("internal error: ") + e.what());
@@ -198,7 +198,7 @@ json McpServer::call_tool(const json& params, const Principal& who) {
     mcp::Args a(args, tool->input_schema(opts_));
     return tool_result(tool->run({engines_, opts_, who, a}));
   } catch (const Error& e) {
-    return tool_error(e);
+    return tool_error(wire::redacted(e, engines_.data_dir()));
   } catch (const std::exception& e) {
     return tool_error(Error(Code::internal, std::string("internal error: ") + e.what()));
   }

@@ -24,8 +24,7 @@ std::string read_file(const std::string& path) {
   if (!in)
     throw Error(Code::not_found,
                 "the document's Markdown file is missing; run `quarry docs "
-                "reconvert` on it or ingest it again",
-                {{"path", path}});
+                "reconvert` on it or ingest it again");
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();

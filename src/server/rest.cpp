@@ -39,6 +39,8 @@ Error bad(const std::string& field, const std::string& message) {
 json body_object(const ApiRequest& r, std::initializer_list<const char*> allowed,
                  bool may_be_empty = false) {
   if (r.body.empty() && may_be_empty) return json::object();
+  if (!core::json_nesting_within(r.body, 64))
+    throw bad("body", "the request body nests deeper than 64 levels");
   json j = json::parse(r.body, nullptr, false);
   if (j.is_discarded() || !j.is_object())
     throw bad("body", "the request body must be a JSON object (Content-Type: application/json)");
@@ -242,6 +244,19 @@ ApiReply list_activity(ServerState& s, const ApiRequest& r) {
 
 // --- knowledge bases ---------------------------------------------------------------------------
 
+// Where a KB's embedder sends its key and requests. An admin token limited to some KBs must not
+// be able to point the server's secrets (or its network position) at a host of its choosing:
+// only an unlimited admin may set these.
+void check_outbound_settings(const ApiRequest& r, const std::string& text) {
+  if (r.who.kbs.empty()) return;
+  for (const char* key : {"base_url", "api_key_secret", "allow_private"})
+    if (text.find(key) != std::string::npos)
+      throw Error(
+          Code::forbidden,
+          std::string("setting '") + key + "' needs an admin token not limited to knowledge bases",
+          {{"field", key}});
+}
+
 ApiReply list_kbs(ServerState& s, const ApiRequest& r) {
   auto e = engine(s, r);
   json kbs = json::array();
@@ -257,6 +272,7 @@ ApiReply create_kb(ServerState& s, const ApiRequest& r) {
   json config = b.value("config", json::object());
   if (!config.is_object()) throw bad("config", "'config' must be a JSON object");
   if (b.contains("description")) config["description"] = str_field(b, "description", false);
+  check_outbound_settings(r, config.dump());
   auto e = engine(s, r);
   return reply(wire::to_json(e->create_kb(name, config.dump())), 201);
 }
@@ -279,6 +295,7 @@ ApiReply update_kb(ServerState& s, const ApiRequest& r) {
     else
       throw bad(k, "setting '" + k + "' must be a string, number or boolean");
   }
+  check_outbound_settings(r, b["settings"].dump());
   std::string cutover = str_field(b, "cutover", false, "on-complete");
   if (cutover != "on-complete" && cutover != "immediate")
     throw bad("cutover", "'cutover' must be on-complete or immediate");

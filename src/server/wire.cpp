@@ -2,6 +2,8 @@
 // REST API (docs/openapi.json describes them) and MCP's structured tool results.
 #include "server/wire.h"
 
+#include "core/util.h"
+
 namespace quarry::wire {
 using nlohmann::json;
 
@@ -220,6 +222,18 @@ json to_json(const TokenInfo& t) {
           {"kbs", t.kbs},
           {"created_at", t.created_at},
           {"revoked_at", t.revoked_at.empty() ? json(nullptr) : json(t.revoked_at)}};
+}
+
+Error redacted(const Error& e, const std::string& data_dir) {
+  auto clean = [&data_dir](std::string s) {
+    if (!data_dir.empty())
+      for (auto at = s.find(data_dir); at != std::string::npos; at = s.find(data_dir, at))
+        s.replace(at, data_dir.size(), "<data-dir>");
+    return core::repair_utf8(s);
+  };
+  std::map<std::string, std::string> details;
+  for (const auto& [k, v] : e.details()) details[core::repair_utf8(k)] = clean(v);
+  return Error(e.code(), clean(e.message()), std::move(details));
 }
 
 int http_status(Code code) {

@@ -25,6 +25,10 @@ nlohmann::json to_json(const ReindexProgress& p);
 nlohmann::json to_json(const ActivityEntry& a);
 nlohmann::json to_json(const TokenInfo& t);
 
+// The error as a caller of a server may see it: the data directory's absolute path replaced by
+// "<data-dir>" in the message and details, invalid UTF-8 repaired (so it can be printed).
+Error redacted(const Error& e, const std::string& data_dir);
+
 // The HTTP status a REST error with this code is answered with (docs/rest.md lists them).
 int http_status(Code code);
 

@@ -1,0 +1,140 @@
+// Hostile input and hostile callers (SPEC §10): bytes that are not UTF-8, JSON nested to blow
+// the stack, web pages and proxies posing as the local user, empty credentials, server paths
+// in error messages, and KB-limited admins aiming the embedder at their own host.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "server_fixture.h"
+
+namespace quarry::testing {
+namespace {
+using nlohmann::json;
+
+class Hardening : public ServerTest {
+ protected:
+  void SetUp() override {
+    server::ServeOptions o;
+    o.indexer = false;
+    start(o);
+    ASSERT_EQ(send("POST", "/kbs", {{"name", "k"}}).status, 201);
+  }
+
+  HttpResult raw_get(const std::string& path, const httplib::Headers& h = {}) {
+    auto c = client();
+    return result(c.Get(path.c_str(), h));
+  }
+  bool alive() { return get("/health").status == 200; }
+
+  // The status of a request written byte for byte (the HTTP client sets its own Host).
+  int raw_status(const std::string& request) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(srv->port()));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      close(fd);
+      return -1;
+    }
+    (void)!write(fd, request.data(), request.size());
+    char buf[64] = {};
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n < 12) return -1;
+    return std::atoi(buf + 9);  // "HTTP/1.1 403 ..."
+  }
+};
+
+TEST_F(Hardening, InvalidUtf8InThePathIsAnErrorNotACrash) {
+  auto r = raw_get("/%FF");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(error_code(r), "not_found");
+  auto kb = raw_get("/api/v1/kbs/%FF%FE");
+  EXPECT_GE(kb.status, 400);
+  EXPECT_LT(kb.status, 500) << kb.body;
+  EXPECT_TRUE(alive());
+}
+
+TEST_F(Hardening, DeeplyNestedJsonIsRefused) {
+  std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  auto r = send_raw("POST", "/kbs/k/search", R"({"query": "x", "filter": {"a": )" + deep + "}}",
+                    "application/json");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(error_code(r), "invalid_argument");
+  auto q = get("/kbs/k/documents?filter=" +
+               httplib::detail::encode_query_param("{\"a\": " + std::string(5000, '[') +
+                                                   std::string(5000, ']') + "}"));
+  EXPECT_EQ(q.status, 400);
+  EXPECT_TRUE(alive());
+}
+
+TEST_F(Hardening, WithoutATokenOnlyALocalCallerIsTheAdmin) {
+  auto evil = raw_get("/api/v1/kbs", {{"Origin", "http://evil.example"}});
+  EXPECT_EQ(evil.status, 403);
+  EXPECT_EQ(error_code(evil), "forbidden");
+  EXPECT_EQ(raw_get("/api/v1/kbs", {{"Origin", "http://localhost:3000"}}).status, 200);
+  // DNS rebinding: a hostile name that resolves to 127.0.0.1.
+  EXPECT_EQ(raw_status("GET /api/v1/kbs HTTP/1.1\r\nHost: evil.example:7720\r\n"
+                       "Connection: close\r\n\r\n"),
+            403);
+  EXPECT_EQ(raw_status("GET /api/v1/kbs HTTP/1.1\r\nHost: localhost:7720\r\n"
+                       "Connection: close\r\n\r\n"),
+            200);
+  // A proxy in front of a loopback server relays remote callers.
+  EXPECT_EQ(raw_get("/api/v1/kbs", {{"X-Forwarded-For", "203.0.113.9"}}).status, 401);
+  // A cross-origin form post cannot delete documents.
+  auto c = client();
+  auto del = c.Post("/api/v1/kbs/k/documents/delete", {{"Origin", "http://evil.example"}},
+                    R"({"filter": {"a": 1}})", "text/plain");
+  ASSERT_TRUE(del);
+  EXPECT_EQ(del->status, 403);
+}
+
+TEST_F(Hardening, CurlStyleFormBodiesAreReadAsJsonWhateverTheirSize) {
+  // `curl -d` labels a body application/x-www-form-urlencoded; httplib would cap it at 8 KiB.
+  std::string text(20000, 'w');
+  auto r = send_raw("POST", "/kbs/k/documents",
+                    json{{"filename", "big.txt"}, {"content", "big " + text}}.dump(),
+                    "application/x-www-form-urlencoded");
+  EXPECT_EQ(r.status, 201) << r.body;
+  auto body_less = client().Post("/api/v1/kbs/k/reindex");  // no body, no Content-Length
+  ASSERT_TRUE(body_less);
+  EXPECT_EQ(body_less->status, 503);  // this server runs without its indexer: says so at once
+}
+
+TEST_F(Hardening, ErrorsDoNotShowServerPaths) {
+  auto added = send("POST", "/kbs/k/documents", {{"filename", "a.md"}, {"content", "hello"}});
+  ASSERT_EQ(added.status, 201);
+  std::string id = added.json["items"][0]["doc_id"];
+  auto doc = get("/kbs/k/documents/" + id + "?markdown=false");
+  // Lose the Markdown file behind the server's back.
+  auto e = engine();
+  std::filesystem::remove(e->get_document("k", id).markdown_path);
+  auto r = get("/kbs/k/documents/" + id + "/markdown");
+  EXPECT_GE(r.status, 400);
+  const std::string dir = std::filesystem::canonical(data).string();
+  EXPECT_EQ(r.body.find(dir), std::string::npos) << r.body;
+  EXPECT_EQ(doc.body.find(dir), std::string::npos) << doc.body;
+}
+
+TEST_F(Hardening, AKbLimitedAdminCannotRedirectTheEmbedder) {
+  token = engine()->create_token("team", "admin", {"k"}).secret;
+  auto set = send("PATCH", "/kbs/k",
+                  {{"settings", {{"embedder.settings.base_url", "https://evil.example/v1"}}}});
+  EXPECT_EQ(set.status, 403) << set.body;
+  json cfg = {{"embedder",
+               {{"provider", "openai:x"},
+                {"settings", {{"base_url", "https://evil.example/v1"}, {"dimensions", 8}}}}}};
+  token = engine()->create_token("team2", "admin", {"k2"}).secret;
+  EXPECT_EQ(send("POST", "/kbs", {{"name", "k2"}, {"config", cfg}}).status, 403);
+  EXPECT_EQ(send("PATCH", "/kbs/k", {{"settings", {{"chunking.max_tokens", 100}}}}).status, 403);
+  token = engine()->create_token("root", "admin", {}).secret;
+  EXPECT_EQ(send("POST", "/kbs", {{"name", "k2"}, {"config", cfg}}).status, 201);
+}
+
+}  // namespace
+}  // namespace quarry::testing
