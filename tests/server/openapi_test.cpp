@@ -54,7 +54,8 @@ TEST(OpenApi, EveryDocumentedOperationIsARoute) {
   for (const auto& r : server::rest_routes()) routes.insert({lower(r.method), r.path});
   static const std::set<std::string> kMethods = {"get",    "post", "put",     "patch",
                                                  "delete", "head", "options", "trace"};
-  for (const auto& [path, item] : openapi()["paths"].items())
+  const json doc = openapi();  // the loop below must not walk a temporary
+  for (const auto& [path, item] : doc["paths"].items())
     for (const auto& [method, op] : item.items()) {
       if (kMethods.count(method)) {
         EXPECT_TRUE(routes.count({method, path})) << method << " " << path << " is not served";

@@ -224,7 +224,8 @@ TEST_F(Rest, TheIndexerEmbedsUploadsAndReindexReportsProgress) {
   add("v", "b.md", "Volcanoes erupt lava.\n");
   auto st = wait_vectors("v");
   EXPECT_EQ(st["vectors"]["ready"], 2);
-  for (const auto& d : get("/kbs/v/documents").json["documents"])
+  const auto listing = get("/kbs/v/documents");
+  for (const auto& d : listing.json["documents"])
     EXPECT_EQ(d["index_status"]["vector"], "ready") << "a listing shows each document's status";
   auto hits =
       send("POST", "/kbs/v/search", {{"query", "Tides follow the moon"}, {"mode", "vector"}});
