@@ -170,7 +170,8 @@ Filter parse_filter(const json& j) {
 
 Filter parse_filter_text(const std::string& text) {
   if (text.empty()) return {};
-  if (!core::json_nesting_within(text, 32)) bad("nests deeper than 32 levels");
+  // Logical nesting is bounded at 32 below; this bounds the JSON itself (arrays in values too).
+  if (!core::json_nesting_within(text, 128)) bad("nests deeper than 128 JSON levels");
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded()) bad("not valid JSON");
   return parse_filter(j);

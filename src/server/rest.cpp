@@ -39,8 +39,8 @@ Error bad(const std::string& field, const std::string& message) {
 json body_object(const ApiRequest& r, std::initializer_list<const char*> allowed,
                  bool may_be_empty = false) {
   if (r.body.empty() && may_be_empty) return json::object();
-  if (!core::json_nesting_within(r.body, 64))
-    throw bad("body", "the request body nests deeper than 64 levels");
+  if (!core::json_nesting_within(r.body, 160))
+    throw bad("body", "the request body nests deeper than 160 levels");
   json j = json::parse(r.body, nullptr, false);
   if (j.is_discarded() || !j.is_object())
     throw bad("body", "the request body must be a JSON object (Content-Type: application/json)");

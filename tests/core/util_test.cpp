@@ -145,3 +145,12 @@ TEST(Utf8, RepairOfArbitraryBytesIsAlwaysValid) {
 
 }  // namespace
 }  // namespace quarry::core
+
+TEST(JsonNesting, CountsBracketsOutsideStrings) {
+  using quarry::core::json_nesting_within;
+  EXPECT_TRUE(json_nesting_within(R"({"a": [1, {"b": 2}]})", 3));
+  EXPECT_FALSE(json_nesting_within(R"({"a": [1, {"b": 2}]})", 2));
+  EXPECT_TRUE(json_nesting_within(R"({"a": "[[[[[[\"]]]]"})", 1));  // brackets in strings
+  EXPECT_FALSE(json_nesting_within(std::string(1000, '[') + std::string(1000, ']'), 999));
+  EXPECT_TRUE(json_nesting_within("", 0));
+}
