@@ -216,6 +216,12 @@ class CurlClient final : public HttpClient {
       curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
     } else if (req.method == "GET") {
       curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+    } else if (req.method == "DELETE") {  // remote stores drop collections this way
+      curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "DELETE");
+      if (!req.body.empty()) {
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, req.body.data());
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
+      }
     } else {
       throw Error(Code::invalid_argument, "HTTP method " + req.method + " is not supported");
     }

@@ -1,5 +1,6 @@
 // The store registry and the port's default availability probe.
 #include "quarry/error.h"
+#include "store/chroma/chroma_store.h"
 #include "store/vector_store.h"
 
 namespace quarry::store {
@@ -20,6 +21,9 @@ StoreRegistry& StoreRegistry::builtin() {
     auto* r = new StoreRegistry();
     r->add("embedded", [](const nlohmann::json& settings, const StoreContext& ctx) {
       return make_embedded_store(settings, ctx);
+    });
+    r->add("chroma", [](const nlohmann::json& settings, const StoreContext& ctx) {
+      return chroma::make_chroma_store(settings, ctx);
     });
     r->add("memory", [](const nlohmann::json& settings, const StoreContext&) {
       if (settings.is_object() && !settings.empty())

@@ -1,0 +1,187 @@
+#include "store/chroma/chroma_http.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "quarry/error.h"
+
+namespace quarry::store::chroma {
+using nlohmann::json;
+
+namespace {
+
+std::string excerpt(const std::string& body) {
+  std::string s = body.substr(0, 300);
+  for (auto& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  return s;
+}
+
+// Chroma's error bodies: {"error": "NotFoundError", "message": "..."}.
+std::string server_message(const std::string& body) {
+  json j = json::parse(body, nullptr, false);
+  if (j.is_object()) {
+    std::string m;
+    if (j.contains("error") && j["error"].is_string()) m = j["error"].get<std::string>();
+    if (j.contains("message") && j["message"].is_string())
+      m += (m.empty() ? "" : ": ") + j["message"].get<std::string>();
+    if (!m.empty()) return m;
+  }
+  return excerpt(body);
+}
+
+}  // namespace
+
+ChromaHttp::ChromaHttp(const ChromaSettings& s, std::string token, ChromaDeps deps)
+    : s_(s),
+      token_(std::move(token)),
+      http_(deps.http ? deps.http : net::make_curl_client()),
+      retry_(net::RetryOptions{s.max_retries, net::Millis(s.retry_base_delay_ms),
+                               net::Millis(s.retry_max_delay_ms), net::Millis(60000)},
+             deps.sleeper) {}
+
+Reply ChromaHttp::call(const std::string& method, const std::string& path, const json* body,
+                       bool missing_ok) const {
+  net::HttpRequest req;
+  req.method = method;
+  req.url = s_.url + "/api/v2" + path;
+  req.headers = {{"Accept", "application/json"}};
+  if (body) {
+    req.headers.emplace_back("Content-Type", "application/json");
+    req.body = body->dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+  if (!token_.empty()) req.headers.emplace_back("x-chroma-token", token_);
+  req.timeout_ms = s_.timeout_ms;
+  req.connect_timeout_ms = std::min(s_.timeout_ms, 5000);
+  req.allow_private = s_.allow_private;
+  const std::string what = method + " " + path;
+
+  net::RetryOutcome outcome;
+  try {
+    outcome = retry_.run([&] { return http_->send(req); });
+  } catch (const Error& e) {
+    auto d = e.details();
+    d["store"] = "chroma";
+    d["url"] = s_.url;
+    if (e.code() == Code::timeout)
+      throw Error(Code::timeout,
+                  "Chroma at " + s_.url + " did not answer " + what + " within " +
+                      std::to_string(s_.timeout_ms) + " ms (" + e.message() +
+                      "); check the server, or raise the chroma store's timeout_ms",
+                  d);
+    if (e.code() == Code::blocked_address)
+      throw Error(e.code(),
+                  "Chroma at " + s_.url + ": " + e.message() +
+                      " (for a local server set the chroma store's allow_private: true)",
+                  d);
+    if (d.count("transport"))
+      throw Error(Code::upstream_error,
+                  "Chroma at " + s_.url + " is unreachable (" + e.message() +
+                      "); start the server or fix the chroma store's url",
+                  d);
+    throw;
+  }
+  const auto& r = outcome.response;
+  if (r.status == 404 && missing_ok) return {404, json::parse(r.body, nullptr, false)};
+  if (r.status < 200 || r.status > 299) fail(what, outcome);
+  if (r.body.empty()) return {r.status, nullptr};
+  json j = json::parse(r.body, nullptr, false);
+  if (j.is_discarded())
+    throw Error(Code::upstream_error,
+                "Chroma at " + s_.url + " answered " + what + " with malformed JSON: '" +
+                    excerpt(r.body) + "'; is url a Chroma server (API v2)?",
+                {{"store", "chroma"}, {"url", s_.url}});
+  return {r.status, std::move(j)};
+}
+
+void ChromaHttp::fail(const std::string& what, const net::RetryOutcome& o) const {
+  const long st = o.response.status;
+  std::map<std::string, std::string> d = {{"store", "chroma"},
+                                          {"url", s_.url},
+                                          {"status", std::to_string(st)},
+                                          {"attempts", std::to_string(o.attempts)}};
+  const std::string http = " (HTTP " + std::to_string(st) + "): " + server_message(o.response.body);
+  const std::string who = "Chroma at " + s_.url;
+  if (st == 401 || st == 403)
+    throw Error(Code::unauthorized,
+                who + " refused " + what + http +
+                    "; set the chroma store's api_key_secret to a secret holding its token",
+                d);
+  if (st == 429)
+    throw Error(Code::rate_limited,
+                who + " kept rate-limiting " + what + " after " + std::to_string(o.attempts) +
+                    " attempts" + http + "; retry later",
+                d);
+  if (st >= 500)
+    throw Error(Code::upstream_error,
+                who + " failed " + what + " after " + std::to_string(o.attempts) + " attempts" +
+                    http + "; check the server's log, then retry",
+                d);
+  throw Error(Code::upstream_error,
+              who + " rejected " + what + http +
+                  "; check the chroma store's tenant/database settings and the server version "
+                  "(API v2, Chroma >= 1.0)",
+              d);
+}
+
+bool ChromaHttp::reachable() const {
+  try {
+    net::HttpRequest req;
+    req.url = s_.url + "/api/v2/heartbeat";
+    req.timeout_ms = std::min(s_.timeout_ms, 5000);
+    req.connect_timeout_ms = std::min(s_.timeout_ms, 2000);
+    req.allow_private = s_.allow_private;
+    if (!token_.empty()) req.headers.emplace_back("x-chroma-token", token_);
+    return http_->send(req).status == 200;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+std::string path_segment(const std::string& s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::string base64_floats(const std::vector<float>& v) {
+  static const char* tbl = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string bytes(v.size() * sizeof(float), '\0');
+  // x86-64 and aarch64 Linux are little-endian, as Chroma's decoder expects.
+  if (!v.empty()) std::memcpy(bytes.data(), v.data(), bytes.size());
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    auto b0 = static_cast<unsigned char>(bytes[i]), b1 = static_cast<unsigned char>(bytes[i + 1]),
+         b2 = static_cast<unsigned char>(bytes[i + 2]);
+    out += tbl[b0 >> 2];
+    out += tbl[((b0 & 3) << 4) | (b1 >> 4)];
+    out += tbl[((b1 & 15) << 2) | (b2 >> 6)];
+    out += tbl[b2 & 63];
+  }
+  if (i + 1 == bytes.size()) {
+    auto b0 = static_cast<unsigned char>(bytes[i]);
+    out += tbl[b0 >> 2];
+    out += tbl[(b0 & 3) << 4];
+    out += "==";
+  } else if (i + 2 == bytes.size()) {
+    auto b0 = static_cast<unsigned char>(bytes[i]), b1 = static_cast<unsigned char>(bytes[i + 1]);
+    out += tbl[b0 >> 2];
+    out += tbl[((b0 & 3) << 4) | (b1 >> 4)];
+    out += tbl[(b1 & 15) << 2];
+    out += '=';
+  }
+  return out;
+}
+
+}  // namespace quarry::store::chroma
