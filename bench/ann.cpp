@@ -1,5 +1,6 @@
 // quarry-bench ann [--n 100000] [--dim 384] [--queries 200] [--data DIR] [--configs M:efC:ef,...]
 //                  [--quantization f32] [--md5 FILE] [--skip-exact] [--threads 1,2]
+//                  [--store chroma --store-settings JSON]   (bench/stores.sh runs the peer too)
 // The embedded vector store measured through the VectorStore API on the peers' shared synthetic
 // dataset (../shared/peers/README.md: same files, same metrics, same JSON fields), so its rows
 // sit beside hnswlib/usearch/lancedb/chroma run on the same machine. When the data files are
@@ -267,6 +268,32 @@ void report(const Result& r, int n, std::vector<std::string>& table) {
   std::cout << j.dump() << std::endl;
 }
 
+// Another store of the registry (chroma, ...) through the same port and protocol: one upsert per
+// document as ingest does, then the 200 timed queries. Settings as JSON (--store-settings).
+int run_store(const Data& data, const Args& args, const std::string& check) {
+  const std::string id = args.get("store");
+  nlohmann::json settings = nlohmann::json::parse(args.get("store-settings", "{}"));
+  fs::path work = fs::temp_directory_path() / ("quarry-ann-store-" + std::to_string(::getpid()));
+  auto s = store::StoreRegistry::builtin().create(id, settings, store::StoreContext{work.string(), {}});
+  s->delete_kb(kScopeOf(data.d).kb);
+  Result r;
+  r.peer = "quarry " + id + " store, through the VectorStore port";
+  double upsert_s = 0;
+  r.build_s = build(*s, data, &upsert_s);
+  run_queries(*s, data, r);
+  r.note = "one upsert per document; " + settings.dump() + "; RSS is this client's; " + check;
+  std::vector<std::string> table = {
+      "| store | build s | build vec/s | p50 ms | p99 ms | recall@10 | client RSS MB (peak) | - | "
+      "note |",
+      "|---|---|---|---|---|---|---|---|---|"};
+  report(r, data.n, table);
+  s->delete_kb(kScopeOf(data.d).kb);
+  fs::remove_all(work);
+  std::cout << "\nquarry-bench ann --store " << id << ", N=" << data.n << " x " << data.d << "\n\n";
+  for (const auto& row : table) std::cout << row << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int run_ann(const Args& args) {
@@ -291,6 +318,7 @@ int run_ann(const Args& args) {
   data.base = read_all<float>(base, static_cast<std::size_t>(data.n) * data.d);
   data.queries = read_all<float>(queries, static_cast<std::size_t>(kQ) * data.d);
   data.gt = read_all<std::int32_t>(gt, static_cast<std::size_t>(kQ) * kK);
+  if (args.kv.count("store") && args.get("store") != "embedded") return run_store(data, args, check);
 
   std::vector<std::string> table = {
       "| config | build s | build vec/s | p50 ms | p99 ms | recall@10 | RSS MB (peak) | cold open "
