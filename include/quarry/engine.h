@@ -51,6 +51,12 @@ class Engine {
                         bool cutover_immediate = false) = 0;
   virtual void delete_kb(const std::string& name) = 0;
 
+  // Moves the KB's vectors to another store (id and settings as in the config's `store`)
+  // without re-embedding, verifies the count, then switches (SPEC §6). Refused while a
+  // blue-green build runs, and when the embedding cache no longer holds every vector.
+  virtual StoreMigrationReport migrate_store(const std::string& kb, const std::string& store_id,
+                                             const std::string& store_settings_json) = 0;
+
   // Ingestion (SPEC §2). A file or a directory (recursive); per-file errors go in the report.
   virtual IngestReport ingest_path(const std::string& kb, const std::string& path,
                                    const IngestOptions& opts) = 0;

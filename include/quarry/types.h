@@ -231,6 +231,18 @@ struct ReindexReport {
   double took_ms = 0;
 };
 
+// What `migrate_store` did (SPEC §6): vectors of the serving revision copied, not re-embedded.
+struct StoreMigrationReport {
+  std::string kb;
+  std::string from_store;
+  std::string to_store;
+  std::string revision;
+  std::int64_t documents = 0;  // documents whose vectors moved
+  std::int64_t chunks = 0;     // chunk vectors written to the new store and counted there
+  std::int64_t pending = 0;    // documents not embedded yet: the scheduler embeds them there
+  double took_ms = 0;
+};
+
 // An entry of the activity log (SPEC §10: every write, who, what, when, through which surface).
 struct ActivityEntry {
   std::int64_t id = 0;  // increasing; page with `before`

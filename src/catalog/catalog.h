@@ -291,6 +291,9 @@ class Catalog {
   std::vector<CoordinatesRow> coordinates_of(const std::string& kb,
                                              const std::string& doc_id) const;
   void delete_coordinates(const std::string& kb, const std::string& doc_id);
+  // Records that the vectors of `revision` now live in store `store_id` (a store migration).
+  void move_coordinates(const std::string& kb, const std::string& revision,
+                        const std::string& store_id);
   // Documents whose coordinates remain though the document is gone (their vectors must go).
   std::vector<std::string> orphaned_coordinates(const std::string& kb) const;
   // Up to `limit` documents of `kb` without coordinates for their current content under

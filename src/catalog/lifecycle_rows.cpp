@@ -96,6 +96,16 @@ void Catalog::delete_revision(const std::string& kb, const std::string& revision
   tx.commit();
 }
 
+void Catalog::move_coordinates(const std::string& kb, const std::string& revision,
+                               const std::string& store_id) {
+  KbRow k = get_kb(kb);
+  Stmt(db_, "UPDATE coordinates SET store_id = ? WHERE kb_id = ? AND revision = ?")
+      .bind(1, store_id)
+      .bind(2, k.id)
+      .bind(3, revision)
+      .exec();
+}
+
 void Catalog::put_coordinates(const std::string& kb, const CoordinatesRow& c) {
   KbRow k = get_kb(kb);
   Transaction tx(db_);

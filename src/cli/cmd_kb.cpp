@@ -196,6 +196,36 @@ void add_kb_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
       std::cout << "deleted knowledge base '" << *del_name << "' (" << info.documents
                 << " documents)\n";
   });
+
+  struct MigrateArgs {
+    std::string name, to, settings = "{}";
+  };
+  auto ma = std::make_shared<MigrateArgs>();
+  auto* migrate = kb->add_subcommand(
+      "migrate-store", "Move a KB's vectors to another store without re-embedding, then switch");
+  migrate->add_option("name", ma->name)->required();
+  migrate->add_option("--to", ma->to, "Target store id (embedded, chroma, ...)")->required();
+  migrate->add_option("--settings", ma->settings,
+                      "The target store's settings as JSON, or @file (see docs/stores.md)");
+  migrate->callback([&g, ma] {
+    auto r = open_engine(g)->migrate_store(ma->name, ma->to, read_arg_or_file(ma->settings));
+    if (g.json) {
+      print_json({{"kb", r.kb},
+                  {"from", r.from_store},
+                  {"to", r.to_store},
+                  {"revision", r.revision},
+                  {"documents", r.documents},
+                  {"chunks", r.chunks},
+                  {"pending", r.pending},
+                  {"took_ms", r.took_ms}});
+      return;
+    }
+    std::cout << "moved " << r.chunks << " vectors of " << r.documents << " documents of '" << r.kb
+              << "' from " << r.from_store << " to " << r.to_store << " (revision " << r.revision
+              << "), counted there; '" << r.kb << "' now uses " << r.to_store << "\n";
+    if (r.pending)
+      std::cout << "  " << r.pending << " documents not embedded yet will be embedded there\n";
+  });
 }
 
 }  // namespace quarry::cli

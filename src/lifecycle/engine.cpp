@@ -18,6 +18,7 @@
 #include "core/util.h"
 #include "lifecycle/ingest.h"
 #include "lifecycle/layout.h"
+#include "lifecycle/migrate.h"
 #include "lifecycle/retrieval.h"
 #include "lifecycle/scheduler.h"
 #include "lifecycle/vectors.h"
@@ -144,6 +145,15 @@ class EngineImpl final : public Engine {
                   "subject keys cannot change while the knowledge base has documents; create a new "
                   "knowledge base and re-ingest",
                   {{"field", "subjects.keys"}});
+    const bool store_changed =
+        after.store.id != before.store.id ||
+        json::parse(after.store.settings_json) != json::parse(before.store.settings_json);
+    if (store_changed && vectors_->kb_info(name, before).stored > 0)
+      throw Error(Code::conflict,
+                  "'" + name +
+                      "' has vectors in its store: move them with `quarry kb migrate-store " +
+                      name + " --to " + after.store.id + "` (no re-embedding)",
+                  {{"field", "store"}});
     json changes = json::object();
     for (const auto& [k, v] : settings) changes[k] = v;
     auto a = audit("kb.set", name, name);
@@ -322,6 +332,25 @@ class EngineImpl final : public Engine {
 
   SearchResponse search(const SearchRequest& r) override;
   GrepResponse grep(const GrepRequest& r) override;
+
+  StoreMigrationReport migrate_store(const std::string& kb, const std::string& store_id,
+                                     const std::string& store_settings_json) override {
+    catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
+    KbConfig current = kb_config(kb);
+    // The new store's settings replace the old store's (they are per store).
+    json cfg = core::kb_config_to_json(current);
+    json settings =
+        json::parse(store_settings_json.empty() ? "{}" : store_settings_json, nullptr, false);
+    if (!settings.is_object())
+      throw Error(Code::invalid_argument, "store settings must be a JSON object",
+                  {{"field", "store.settings"}});
+    cfg["store"]["id"] = store_id;
+    cfg["store"]["settings"] = settings;
+    KbConfig target = core::kb_config_from_json(cfg);
+    if (!cache_) cache_ = catalog::EmbedCache::open(layout_.data_dir + "/cache/embeddings.db");
+    return lifecycle::migrate_store(*vectors_, *cat_, *cache_, kb, current, target,
+                                    audit("kb.migrate_store", kb, kb));
+  }
 
   // --- activity log and tokens -------------------------------------------------------------
 

@@ -216,8 +216,8 @@ class CurlClient final : public HttpClient {
       curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
     } else if (req.method == "GET") {
       curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
-    } else if (req.method == "DELETE") {  // remote stores drop collections this way
-      curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "DELETE");
+    } else if (req.method == "DELETE" || req.method == "PUT") {  // remote stores (Qdrant: PUT)
+      curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, req.method.c_str());
       if (!req.body.empty()) {
         curl_easy_setopt(h, CURLOPT_POSTFIELDS, req.body.data());
         curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));

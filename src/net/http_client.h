@@ -14,7 +14,7 @@
 namespace quarry::net {
 
 struct HttpRequest {
-  std::string method = "GET";  // "GET" | "POST" | "DELETE"
+  std::string method = "GET";  // "GET" | "POST" | "PUT" | "DELETE"
   std::string url;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;

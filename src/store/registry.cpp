@@ -1,6 +1,7 @@
 // The store registry and the port's default availability probe.
 #include "quarry/error.h"
 #include "store/chroma/chroma_store.h"
+#include "store/qdrant/qdrant_store.h"
 #include "store/vector_store.h"
 
 namespace quarry::store {
@@ -24,6 +25,9 @@ StoreRegistry& StoreRegistry::builtin() {
     });
     r->add("chroma", [](const nlohmann::json& settings, const StoreContext& ctx) {
       return chroma::make_chroma_store(settings, ctx);
+    });
+    r->add("qdrant", [](const nlohmann::json& settings, const StoreContext& ctx) {
+      return qdrant::make_qdrant_store(settings, ctx);
     });
     r->add("memory", [](const nlohmann::json& settings, const StoreContext&) {
       if (settings.is_object() && !settings.empty())

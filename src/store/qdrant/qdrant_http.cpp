@@ -1,0 +1,156 @@
+// Qdrant's REST envelope (https://api.qdrant.tech/api-reference): a success is
+// {"result": ..., "status": "ok", "time": s}; an error is {"status": {"error": "..."}, "time": s}
+// with a 4xx/5xx status. Authentication is the `api-key` header
+// (https://qdrant.tech/documentation/guides/security/).
+#include "store/qdrant/qdrant_http.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "quarry/error.h"
+
+namespace quarry::store::qdrant {
+using nlohmann::json;
+
+namespace {
+
+std::string excerpt(const std::string& body) {
+  std::string s = body.substr(0, 300);
+  for (auto& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  return s;
+}
+
+std::string server_message(const std::string& body) {
+  json j = json::parse(body, nullptr, false);
+  if (j.is_object() && j.contains("status") && j["status"].is_object() &&
+      j["status"].contains("error") && j["status"]["error"].is_string())
+    return j["status"]["error"].get<std::string>();
+  return excerpt(body);
+}
+
+}  // namespace
+
+QdrantHttp::QdrantHttp(const QdrantSettings& s, std::string api_key, QdrantDeps deps)
+    : s_(s),
+      api_key_(std::move(api_key)),
+      http_(deps.http ? deps.http : net::make_curl_client()),
+      retry_(net::RetryOptions{s.max_retries, net::Millis(s.retry_base_delay_ms),
+                               net::Millis(s.retry_max_delay_ms), net::Millis(60000)},
+             deps.sleeper) {}
+
+net::HttpRequest QdrantHttp::request(const std::string& method, const std::string& path) const {
+  net::HttpRequest req;
+  req.method = method;
+  req.url = s_.url + path;
+  req.headers = {{"Accept", "application/json"}};
+  if (!api_key_.empty()) req.headers.emplace_back("api-key", api_key_);
+  req.timeout_ms = s_.timeout_ms;
+  req.connect_timeout_ms = std::min(s_.timeout_ms, 5000);
+  req.allow_private = s_.allow_private;
+  return req;
+}
+
+Reply QdrantHttp::call(const std::string& method, const std::string& path, const json* body,
+                       bool missing_ok) const {
+  net::HttpRequest req = request(method, path);
+  if (body) {
+    req.headers.emplace_back("Content-Type", "application/json");
+    req.body = body->dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+  const std::string what = method + " " + path;
+
+  net::RetryOutcome outcome;
+  try {
+    outcome = retry_.run([&] { return http_->send(req); });
+  } catch (const Error& e) {
+    auto d = e.details();
+    d["store"] = "qdrant";
+    d["url"] = s_.url;
+    if (e.code() == Code::timeout)
+      throw Error(Code::timeout,
+                  "Qdrant at " + s_.url + " did not answer " + what + " within " +
+                      std::to_string(s_.timeout_ms) + " ms (" + e.message() +
+                      "); check the server, or raise the qdrant store's timeout_ms",
+                  d);
+    if (e.code() == Code::blocked_address)
+      throw Error(e.code(),
+                  "Qdrant at " + s_.url + ": " + e.message() +
+                      " (for a local server set the qdrant store's allow_private: true)",
+                  d);
+    if (d.count("transport"))
+      throw Error(Code::upstream_error,
+                  "Qdrant at " + s_.url + " is unreachable (" + e.message() +
+                      "); start the server or fix the qdrant store's url",
+                  d);
+    throw;
+  }
+  const auto& r = outcome.response;
+  if (r.status == 404 && missing_ok) return {404, nullptr};
+  if (r.status < 200 || r.status > 299) fail(what, outcome);
+  if (r.body.empty()) return {r.status, nullptr};
+  json j = json::parse(r.body, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    throw Error(Code::upstream_error,
+                "Qdrant at " + s_.url + " answered " + what + " with malformed JSON: '" +
+                    excerpt(r.body) + "'; is url a Qdrant server (REST port, usually 6333)?",
+                {{"store", "qdrant"}, {"url", s_.url}});
+  return {r.status, j.contains("result") ? j["result"] : json()};
+}
+
+void QdrantHttp::fail(const std::string& what, const net::RetryOutcome& o) const {
+  const long st = o.response.status;
+  std::map<std::string, std::string> d = {{"store", "qdrant"},
+                                          {"url", s_.url},
+                                          {"status", std::to_string(st)},
+                                          {"attempts", std::to_string(o.attempts)}};
+  const std::string http = " (HTTP " + std::to_string(st) + "): " + server_message(o.response.body);
+  const std::string who = "Qdrant at " + s_.url;
+  if (st == 401 || st == 403)
+    throw Error(Code::unauthorized,
+                who + " refused " + what + http +
+                    "; set the qdrant store's api_key_secret to a secret holding its API key",
+                d);
+  if (st == 429)
+    throw Error(Code::rate_limited,
+                who + " kept rate-limiting " + what + " after " + std::to_string(o.attempts) +
+                    " attempts" + http + "; retry later",
+                d);
+  if (st >= 500)
+    throw Error(Code::upstream_error,
+                who + " failed " + what + " after " + std::to_string(o.attempts) + " attempts" +
+                    http + "; check the server's log, then retry",
+                d);
+  throw Error(Code::upstream_error,
+              who + " rejected " + what + http +
+                  "; check the qdrant store's settings and the server version (Qdrant >= 1.11)",
+              d);
+}
+
+bool QdrantHttp::reachable() const {
+  try {
+    net::HttpRequest req = request("GET", "/collections");
+    req.timeout_ms = std::min(s_.timeout_ms, 5000);
+    req.connect_timeout_ms = std::min(s_.timeout_ms, 2000);
+    return http_->send(req).status == 200;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+std::string path_segment(const std::string& s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+}  // namespace quarry::store::qdrant

@@ -1,0 +1,119 @@
+// Moving a KB's vectors to another store (SPEC §6, `quarry kb migrate-store`): copied from the
+// embedding cache, never re-embedded, counted in the target, then switched; the old store
+// forgets the KB. A store change by `kb set` while vectors exist is refused, not half done.
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "engine_fixture.h"
+#include "store/vector_store.h"
+
+namespace quarry::lifecycle::testing_support {
+namespace {
+using nlohmann::json;
+
+class MigrateStore : public EngineTest {
+ protected:
+  void SetUp() override {
+    engine->create_kb("k", R"({"embedder": {"provider": "hash:64"}})");
+    a = engine->ingest_bytes("k", "a.md", "Tides follow the moon around the earth.\n", {}).doc_id;
+    b = engine->ingest_bytes("k", "b.md", "Volcanoes erupt molten lava and ash.\n", {}).doc_id;
+    auto r = engine->reindex("k", {});
+    ASSERT_EQ(r.pending, 0);
+  }
+
+  std::string top_vector_hit(const std::string& q) {
+    SearchRequest s;
+    s.kb = "k";
+    s.query = q;
+    s.mode = "vector";
+    auto res = engine->search(s);
+    return res.hits.empty() ? "" : res.hits[0].doc_id;
+  }
+
+  std::string a, b;
+};
+
+TEST_F(MigrateStore, CopiesFromTheCacheVerifiesAndSwitches) {
+  const auto before = engine->describe_kb("k");
+  ASSERT_EQ(before.vectors.stored, before.chunks);
+  ASSERT_EQ(top_vector_hit("molten lava"), b);
+
+  auto r = engine->migrate_store("k", "memory", "{}");
+  EXPECT_EQ(r.from_store, "embedded");
+  EXPECT_EQ(r.to_store, "memory");
+  EXPECT_EQ(r.documents, 2);
+  EXPECT_EQ(r.chunks, before.chunks);
+  EXPECT_EQ(r.revision, before.vectors.serving_revision);
+
+  const auto after = engine->describe_kb("k");
+  EXPECT_EQ(after.config.store.id, "memory");
+  EXPECT_EQ(after.revision, before.revision) << "a store is not part of the revision";
+  EXPECT_EQ(after.vectors.stored, before.chunks);
+  EXPECT_EQ(after.vectors.ready, 2);
+  EXPECT_EQ(after.index_status.vector, "ready");
+  EXPECT_EQ(top_vector_hit("molten lava"), b);
+  EXPECT_EQ(top_vector_hit("tides and the moon"), a);
+  // The embedded store no longer holds the KB's vectors.
+  auto old = store::make_embedded_store(json::object(), store::StoreContext{canonical_data, {}});
+  EXPECT_EQ(old->count(store::Scope{"k", r.revision, 64}), 0);
+  // Nothing was embedded again: a sweep finds no work.
+  auto sweep = engine->reindex("k", {});
+  EXPECT_EQ(sweep.chunks_embedded, 0);
+  EXPECT_EQ(sweep.documents, 0);
+  // The audit log names the move.
+  bool logged = false;
+  for (const auto& e : engine->activity("k", 20)) logged = logged || e.action == "kb.migrate_store";
+  EXPECT_TRUE(logged);
+}
+
+TEST_F(MigrateStore, TheOldStoreForgetsTheKb) {
+  engine->migrate_store("k", "memory", "{}");
+  // Back to the embedded store: it must start from nothing and end with exactly the vectors.
+  auto back = engine->migrate_store("k", "embedded", "{}");
+  EXPECT_EQ(back.chunks, engine->describe_kb("k").chunks);
+  EXPECT_EQ(engine->describe_kb("k").vectors.stored, back.chunks);
+  EXPECT_EQ(top_vector_hit("molten lava"), b);
+}
+
+TEST_F(MigrateStore, KbSetRefusesAStoreChangeThatWouldStrandVectors) {
+  try {
+    engine->set_kb("k", {{"store.id", "memory"}});
+    ADD_FAILURE() << "store changed under stored vectors";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::conflict);
+    EXPECT_NE(e.message().find("migrate-store"), std::string::npos);
+  }
+  EXPECT_EQ(engine->describe_kb("k").config.store.id, "embedded");
+}
+
+TEST_F(MigrateStore, RefusesWhatItCannotDoWithoutChangingAnything) {
+  try {
+    engine->migrate_store("k", "embedded", "{}");
+    ADD_FAILURE() << "migrated onto itself";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::invalid_argument);
+  }
+  try {
+    engine->migrate_store("k", "no-such-store", "{}");
+    ADD_FAILURE() << "unknown store accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::invalid_argument);
+  }
+  // Without the cached vectors a move would mean re-embedding: refused, KB unchanged.
+  std::filesystem::remove_all(canonical_data + "/cache");
+  engine.reset();
+  engine = open_engine();
+  try {
+    engine->migrate_store("k", "memory", "{}");
+    ADD_FAILURE() << "migrated without the vectors";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::conflict);
+    EXPECT_EQ(e.details().at("missing_chunks"), std::to_string(engine->describe_kb("k").chunks));
+  }
+  EXPECT_EQ(engine->describe_kb("k").config.store.id, "embedded");
+  EXPECT_EQ(engine->describe_kb("k").vectors.stored, engine->describe_kb("k").chunks);
+  EXPECT_EQ(top_vector_hit("molten lava"), b);
+}
+
+}  // namespace
+}  // namespace quarry::lifecycle::testing_support
