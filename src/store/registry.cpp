@@ -1,6 +1,7 @@
 // The store registry and the port's default availability probe.
 #include "quarry/error.h"
 #include "store/chroma/chroma_store.h"
+#include "store/pgvector/pgvector_store.h"
 #include "store/qdrant/qdrant_store.h"
 #include "store/vector_store.h"
 
@@ -28,6 +29,13 @@ StoreRegistry& StoreRegistry::builtin() {
     });
     r->add("qdrant", [](const nlohmann::json& settings, const StoreContext& ctx) {
       return qdrant::make_qdrant_store(settings, ctx);
+    });
+    // Configure time: a database without the `vector` extension is refused here, by name,
+    // before anything is embedded (pgvector_store.h).
+    r->add("pgvector", [](const nlohmann::json& settings, const StoreContext& ctx) {
+      auto store = pgvector::make_pgvector_store(settings, ctx);
+      store->check();
+      return std::unique_ptr<VectorStore>(std::move(store));
     });
     r->add("memory", [](const nlohmann::json& settings, const StoreContext&) {
       if (settings.is_object() && !settings.empty())

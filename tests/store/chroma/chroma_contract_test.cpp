@@ -14,6 +14,7 @@
 #include "core/util.h"
 #include "quarry/error.h"
 #include "store/chroma/chroma_store.h"
+#include "remote_store_util.h"
 #include "store_contract.h"
 
 namespace quarry::store::contract {
@@ -57,29 +58,6 @@ INSTANTIATE_TEST_SUITE_P(Chroma, StoreContract,
                          ::testing::Values(StoreUnderTest{"chroma", chroma_store},
                                            StoreUnderTest{"chroma_batch2", chroma_small_batches}),
                          StoreUnderTest::name_of);
-
-std::vector<float> unit(int i, int dim = 4) {
-  std::vector<float> v(static_cast<std::size_t>(dim), 0.01f);
-  v[static_cast<std::size_t>(i % dim)] = 1;
-  return v;
-}
-
-DocumentVectors doc(const std::string& id, int chunks, json meta = json::object()) {
-  DocumentVectors d{id, std::move(meta), {}};
-  for (int i = 0; i < chunks; ++i)
-    d.chunks.push_back({i, id + "#" + std::to_string(i), unit(i), ""});
-  return d;
-}
-
-std::set<std::string> docs_matching(VectorStore& s, const Scope& scope, const char* filter) {
-  Query q;
-  q.vector = unit(0);
-  q.top_k = 1000;
-  q.filter = core::parse_filter_text(filter);
-  std::set<std::string> out;
-  for (const auto& h : s.query(scope, q)) out.insert(h.doc_id);
-  return out;
-}
 
 TEST(ChromaStoreIT, MetadataEdgeCasesFilterExactlyOnTheServer) {
   auto s = fresh_chroma();
