@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "quarry/error.h"
+#include "store/remote_call.h"
 
 namespace quarry::store::chroma {
 using nlohmann::json;
@@ -56,31 +57,8 @@ Reply ChromaHttp::call(const std::string& method, const std::string& path, const
   req.allow_private = s_.allow_private;
   const std::string what = method + " " + path;
 
-  net::RetryOutcome outcome;
-  try {
-    outcome = retry_.run([&] { return http_->send(req); });
-  } catch (const Error& e) {
-    auto d = e.details();
-    d["store"] = "chroma";
-    d["url"] = s_.url;
-    if (e.code() == Code::timeout)
-      throw Error(Code::timeout,
-                  "Chroma at " + s_.url + " did not answer " + what + " within " +
-                      std::to_string(s_.timeout_ms) + " ms (" + e.message() +
-                      "); check the server, or raise the chroma store's timeout_ms",
-                  d);
-    if (e.code() == Code::blocked_address)
-      throw Error(e.code(),
-                  "Chroma at " + s_.url + ": " + e.message() +
-                      " (for a local server set the chroma store's allow_private: true)",
-                  d);
-    if (d.count("transport"))
-      throw Error(Code::upstream_error,
-                  "Chroma at " + s_.url + " is unreachable (" + e.message() +
-                      "); start the server or fix the chroma store's url",
-                  d);
-    throw;
-  }
+  net::RetryOutcome outcome = call_remote(
+      retry_, *http_, req, RemoteTarget{"chroma", "Chroma", s_.url, s_.timeout_ms}, what);
   const auto& r = outcome.response;
   if (r.status == 404 && missing_ok) return {404, json::parse(r.body, nullptr, false)};
   if (r.status < 200 || r.status > 299) fail(what, outcome);

@@ -14,49 +14,20 @@
 #include "core/util.h"
 #include "quarry/error.h"
 #include "store/chroma/chroma_store.h"
+#include "store/settings_reader.h"
 
 namespace quarry::store::chroma {
 using nlohmann::json;
 
 namespace {
 
-[[noreturn]] void bad_setting(const std::string& key, const std::string& what) {
-  throw Error(Code::invalid_argument, "chroma store setting '" + key + "': " + what,
-              {{"store", "chroma"}, {"key", key}});
-}
-
-int int_setting(const json& v, const std::string& key, int lo, int hi) {
-  if (!v.is_number_integer() || v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi)
-    bad_setting(key, "expects an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
-  return v.get<int>();
-}
-
-std::string string_setting(const json& v, const std::string& key, bool may_be_empty) {
-  if (!v.is_string() || (!may_be_empty && v.get_ref<const std::string&>().empty()))
-    bad_setting(key, "expects a non-empty string");
-  return v.get<std::string>();
-}
-
-bool bool_setting(const json& v, const std::string& key) {
-  if (!v.is_boolean()) bad_setting(key, "expects true or false");
-  return v.get<bool>();
-}
-
-// A segment a filter field can name (core/filter.cpp: letters, digits, '_', '-'; '.' splits).
-bool reachable_segment(const std::string& k) {
-  if (k.empty()) return false;
-  for (char c : k)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-')) return false;
-  return true;
-}
-
-constexpr std::size_t kMaxFieldLength = 128;  // core/filter.cpp's valid_field()
+const SettingsReader kSettings("chroma");
 
 void flatten_into(const json& obj, const std::string& prefix, json& out) {
   for (const auto& [k, v] : obj.items()) {
-    if (!reachable_segment(k)) continue;
+    if (!filter_reachable_segment(k)) continue;
     std::string path = prefix.empty() ? k : prefix + "." + k;
-    if (path.size() > kMaxFieldLength) continue;
+    if (path.size() > kMaxFilterFieldLength) continue;
     out[kHasPrefix + path] = true;
     if (v.is_object()) {
       flatten_into(v, path, out);
@@ -235,39 +206,39 @@ ChromaSettings parse_chroma_settings(const json& settings) {
                 {{"store", "chroma"}});
   for (const auto& [k, v] : settings.items()) {
     if (k == "url") {
-      s.url = string_setting(v, k, false);
+      s.url = kSettings.string(v, k, false);
       while (!s.url.empty() && s.url.back() == '/') s.url.pop_back();
     } else if (k == "tenant") {
-      s.tenant = string_setting(v, k, false);
+      s.tenant = kSettings.string(v, k, false);
     } else if (k == "database") {
-      s.database = string_setting(v, k, false);
+      s.database = kSettings.string(v, k, false);
     } else if (k == "create_database") {
-      s.create_database = bool_setting(v, k);
+      s.create_database = kSettings.boolean(v, k);
     } else if (k == "allow_private") {
-      s.allow_private = bool_setting(v, k);
+      s.allow_private = kSettings.boolean(v, k);
     } else if (k == "timeout_ms") {
-      s.timeout_ms = int_setting(v, k, 100, 3600000);
+      s.timeout_ms = kSettings.integer(v, k, 100, 3600000);
     } else if (k == "max_retries") {
-      s.max_retries = int_setting(v, k, 0, 20);
+      s.max_retries = kSettings.integer(v, k, 0, 20);
     } else if (k == "retry_base_delay_ms") {
-      s.retry_base_delay_ms = int_setting(v, k, 1, 600000);
+      s.retry_base_delay_ms = kSettings.integer(v, k, 1, 600000);
     } else if (k == "retry_max_delay_ms") {
-      s.retry_max_delay_ms = int_setting(v, k, 1, 600000);
+      s.retry_max_delay_ms = kSettings.integer(v, k, 1, 600000);
     } else if (k == "api_key_secret") {
-      s.api_key_secret = string_setting(v, k, true);
+      s.api_key_secret = kSettings.string(v, k, true);
     } else if (k == "batch_size") {
-      s.batch_size = int_setting(v, k, 0, 1000000);
+      s.batch_size = kSettings.integer(v, k, 0, 1000000);
     } else if (k == "ef_search") {
-      s.ef_search = int_setting(v, k, 1, 100000);
+      s.ef_search = kSettings.integer(v, k, 1, 100000);
     } else if (k == "ef_construction") {
-      s.ef_construction = int_setting(v, k, 1, 100000);
+      s.ef_construction = kSettings.integer(v, k, 1, 100000);
     } else if (k == "max_neighbors") {
-      s.max_neighbors = int_setting(v, k, 2, 1000);
+      s.max_neighbors = kSettings.integer(v, k, 2, 1000);
     } else {
-      bad_setting(k,
-                  "unknown (known: url, tenant, database, create_database, allow_private, "
-                  "timeout_ms, max_retries, retry_base_delay_ms, retry_max_delay_ms, "
-                  "api_key_secret, batch_size, ef_search, ef_construction, max_neighbors)");
+      kSettings.bad(k,
+                    "unknown (known: url, tenant, database, create_database, allow_private, "
+                    "timeout_ms, max_retries, retry_base_delay_ms, retry_max_delay_ms, "
+                    "api_key_secret, batch_size, ef_search, ef_construction, max_neighbors)");
     }
   }
   return s;

@@ -10,36 +10,14 @@
 
 #include "core/util.h"
 #include "quarry/error.h"
+#include "store/settings_reader.h"
 
 namespace quarry::store::pgvector {
 namespace {
 using nlohmann::json;
 using Op = core::Filter::Op;
 
-[[noreturn]] void bad_setting(const std::string& key, const std::string& why) {
-  throw Error(Code::invalid_argument, "pgvector setting '" + key + "': " + why,
-              {{"key", key}, {"store", "pgvector"}});
-}
-
-int int_setting(const json& v, const std::string& key, int lo, int hi) {
-  if (!v.is_number_integer()) bad_setting(key, "expects an integer");
-  auto n = v.get<std::int64_t>();
-  if (n < lo || n > hi)
-    bad_setting(key, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
-  return static_cast<int>(n);
-}
-
-std::string string_setting(const json& v, const std::string& key,
-                           const std::set<std::string>& allowed = {}) {
-  if (!v.is_string()) bad_setting(key, "expects a string");
-  auto s = v.get<std::string>();
-  if (!allowed.empty() && !allowed.count(s)) {
-    std::string list;
-    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-    bad_setting(key, "'" + s + "' is not one of: " + list);
-  }
-  return s;
-}
+const SettingsReader kSettings("pgvector");
 
 bool valid_schema(const std::string& s) {
   if (s.empty() || s.size() > 63) return false;
@@ -191,61 +169,61 @@ std::string leaf_sql(const core::Filter& f, SqlParams& p, const std::string& col
 PgSettings parse_pg_settings(const json& settings) {
   PgSettings s;
   if (settings.is_null())
-    bad_setting("dsn_secret", "is required (the name of a secret holding the DSN)");
+    kSettings.bad("dsn_secret", "is required (the name of a secret holding the DSN)");
   if (!settings.is_object())
     throw Error(Code::invalid_argument, "pgvector settings must be an object");
   for (const auto& [key, v] : settings.items()) {
     if (key == "dsn_secret")
-      s.dsn_secret = string_setting(v, key);
+      s.dsn_secret = kSettings.string(v, key, /*may_be_empty=*/true);
     else if (key == "schema")
-      s.schema = string_setting(v, key);
+      s.schema = kSettings.string(v, key, /*may_be_empty=*/true);
     else if (key == "tenancy")
-      s.tenancy = string_setting(v, key, {"row_filter", "collection"});
+      s.tenancy = kSettings.one_of(v, key, {"row_filter", "collection"});
     else if (key == "index")
-      s.index = string_setting(v, key, {"hnsw", "ivfflat"});
+      s.index = kSettings.one_of(v, key, {"hnsw", "ivfflat"});
     else if (key == "m")
-      s.m = int_setting(v, key, 2, 100);
+      s.m = kSettings.integer(v, key, 2, 100);
     else if (key == "ef_construction")
-      s.ef_construction = int_setting(v, key, 4, 1000);
+      s.ef_construction = kSettings.integer(v, key, 4, 1000);
     else if (key == "ef_search")
-      s.ef_search = int_setting(v, key, 1, 1000);
+      s.ef_search = kSettings.integer(v, key, 1, 1000);
     else if (key == "lists")
-      s.lists = int_setting(v, key, 1, 32768);
+      s.lists = kSettings.integer(v, key, 1, 32768);
     else if (key == "probes")
-      s.probes = int_setting(v, key, 1, 32768);
+      s.probes = kSettings.integer(v, key, 1, 32768);
     else if (key == "iterative_scan")
-      s.iterative_scan = string_setting(v, key, {"relaxed_order", "strict_order", "off"});
+      s.iterative_scan = kSettings.one_of(v, key, {"relaxed_order", "strict_order", "off"});
     else if (key == "pool_size")
-      s.pool_size = int_setting(v, key, 1, 256);
+      s.pool_size = kSettings.integer(v, key, 1, 256);
     else if (key == "connect_timeout_s")
-      s.connect_timeout_s = int_setting(v, key, 1, 3600);
+      s.connect_timeout_s = kSettings.integer(v, key, 1, 3600);
     else if (key == "acquire_timeout_ms")
-      s.acquire_timeout_ms = int_setting(v, key, 1, 3600000);
+      s.acquire_timeout_ms = kSettings.integer(v, key, 1, 3600000);
     else if (key == "batch_rows")
-      s.batch_rows = int_setting(v, key, 1, 5000);
+      s.batch_rows = kSettings.integer(v, key, 1, 5000);
     else if (key == "create_extension") {
-      if (!v.is_boolean()) bad_setting(key, "expects true or false");
+      if (!v.is_boolean()) kSettings.bad(key, "expects true or false");
       s.create_extension = v.get<bool>();
     } else if (key == "reset_on_connect") {
-      if (!v.is_boolean()) bad_setting(key, "expects true or false");
+      if (!v.is_boolean()) kSettings.bad(key, "expects true or false");
       s.reset_on_connect = v.get<bool>();
     } else {
-      bad_setting(key,
-                  "unknown (known: dsn_secret schema tenancy index m ef_construction ef_search "
-                  "lists probes iterative_scan pool_size connect_timeout_s acquire_timeout_ms "
-                  "batch_rows create_extension reset_on_connect)");
+      kSettings.bad(key,
+                    "unknown (known: dsn_secret schema tenancy index m ef_construction ef_search "
+                    "lists probes iterative_scan pool_size connect_timeout_s acquire_timeout_ms "
+                    "batch_rows create_extension reset_on_connect)");
     }
   }
   if (s.dsn_secret.empty())
-    bad_setting("dsn_secret",
-                "is required: the name of a secret holding the libpq DSN "
-                "(e.g. `quarry secret set pg-dsn`)");
+    kSettings.bad("dsn_secret",
+                  "is required: the name of a secret holding the libpq DSN "
+                  "(e.g. `quarry secret set pg-dsn`)");
   if (!valid_schema(s.schema))
-    bad_setting(
+    kSettings.bad(
         "schema",
         "'" + s.schema + "' must be 1-63 characters of [A-Za-z0-9_], not starting with a digit");
   if (s.ef_construction < 2 * s.m)
-    bad_setting("ef_construction", "must be at least 2 * m (pgvector's rule)");
+    kSettings.bad("ef_construction", "must be at least 2 * m (pgvector's rule)");
   return s;
 }
 

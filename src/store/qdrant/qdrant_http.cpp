@@ -8,6 +8,7 @@
 #include <cctype>
 
 #include "quarry/error.h"
+#include "store/remote_call.h"
 
 namespace quarry::store::qdrant {
 using nlohmann::json;
@@ -60,31 +61,8 @@ Reply QdrantHttp::call(const std::string& method, const std::string& path, const
   }
   const std::string what = method + " " + path;
 
-  net::RetryOutcome outcome;
-  try {
-    outcome = retry_.run([&] { return http_->send(req); });
-  } catch (const Error& e) {
-    auto d = e.details();
-    d["store"] = "qdrant";
-    d["url"] = s_.url;
-    if (e.code() == Code::timeout)
-      throw Error(Code::timeout,
-                  "Qdrant at " + s_.url + " did not answer " + what + " within " +
-                      std::to_string(s_.timeout_ms) + " ms (" + e.message() +
-                      "); check the server, or raise the qdrant store's timeout_ms",
-                  d);
-    if (e.code() == Code::blocked_address)
-      throw Error(e.code(),
-                  "Qdrant at " + s_.url + ": " + e.message() +
-                      " (for a local server set the qdrant store's allow_private: true)",
-                  d);
-    if (d.count("transport"))
-      throw Error(Code::upstream_error,
-                  "Qdrant at " + s_.url + " is unreachable (" + e.message() +
-                      "); start the server or fix the qdrant store's url",
-                  d);
-    throw;
-  }
+  net::RetryOutcome outcome = call_remote(
+      retry_, *http_, req, RemoteTarget{"qdrant", "Qdrant", s_.url, s_.timeout_ms}, what);
   const auto& r = outcome.response;
   if (r.status == 404 && missing_ok) return {404, nullptr};
   if (r.status < 200 || r.status > 299) fail(what, outcome);

@@ -19,50 +19,21 @@
 #include "core/util.h"
 #include "quarry/error.h"
 #include "store/qdrant/qdrant_store.h"
+#include "store/settings_reader.h"
 
 namespace quarry::store::qdrant {
 using nlohmann::json;
 
 namespace {
 
-[[noreturn]] void bad_setting(const std::string& key, const std::string& what) {
-  throw Error(Code::invalid_argument, "qdrant store setting '" + key + "': " + what,
-              {{"store", "qdrant"}, {"key", key}});
-}
-
-int int_setting(const json& v, const std::string& key, int lo, int hi) {
-  if (!v.is_number_integer() || v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi)
-    bad_setting(key, "expects an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
-  return v.get<int>();
-}
-
-std::string string_setting(const json& v, const std::string& key, bool may_be_empty) {
-  if (!v.is_string() || (!may_be_empty && v.get_ref<const std::string&>().empty()))
-    bad_setting(key, "expects a non-empty string");
-  return v.get<std::string>();
-}
-
-bool bool_setting(const json& v, const std::string& key) {
-  if (!v.is_boolean()) bad_setting(key, "expects true or false");
-  return v.get<bool>();
-}
-
-// A segment a filter field can name (core/filter.cpp: letters, digits, '_', '-'; '.' splits).
-bool reachable_segment(const std::string& k) {
-  if (k.empty()) return false;
-  for (char c : k)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-')) return false;
-  return true;
-}
-
-constexpr std::size_t kMaxFieldLength = 128;  // core/filter.cpp's valid_field()
+const SettingsReader kSettings("qdrant");
 
 json sanitize(const json& obj, const std::string& prefix, json* paths) {
   json out = json::object();
   for (const auto& [k, v] : obj.items()) {
-    if (!reachable_segment(k)) continue;
+    if (!filter_reachable_segment(k)) continue;
     std::string path = prefix.empty() ? k : prefix + "." + k;
-    if (path.size() > kMaxFieldLength) continue;
+    if (path.size() > kMaxFilterFieldLength) continue;
     if (paths) paths->push_back(path);
     if (v.is_object()) {
       out[k] = sanitize(v, path, paths);
@@ -256,45 +227,45 @@ QdrantSettings parse_qdrant_settings(const json& settings) {
                 {{"store", "qdrant"}});
   for (const auto& [k, v] : settings.items()) {
     if (k == "url") {
-      s.url = string_setting(v, k, false);
+      s.url = kSettings.string(v, k, false);
       while (!s.url.empty() && s.url.back() == '/') s.url.pop_back();
     } else if (k == "tenancy") {
-      s.tenancy = string_setting(v, k, false);
+      s.tenancy = kSettings.string(v, k, false);
       if (s.tenancy != "namespace" && s.tenancy != "collection")
-        bad_setting(k,
-                    "expects \"namespace\" (a collection per revision, KBs told apart by the "
-                    "payload) or \"collection\" (a collection per KB and revision)");
+        kSettings.bad(k,
+                      "expects \"namespace\" (a collection per revision, KBs told apart by the "
+                      "payload) or \"collection\" (a collection per KB and revision)");
     } else if (k == "collection_prefix") {
-      s.collection_prefix = string_setting(v, k, false);
+      s.collection_prefix = kSettings.string(v, k, false);
       if (!valid_prefix(s.collection_prefix))
-        bad_setting(k, "expects 1 to 40 characters of letters, digits, '_' and '-'");
+        kSettings.bad(k, "expects 1 to 40 characters of letters, digits, '_' and '-'");
     } else if (k == "allow_private") {
-      s.allow_private = bool_setting(v, k);
+      s.allow_private = kSettings.boolean(v, k);
     } else if (k == "timeout_ms") {
-      s.timeout_ms = int_setting(v, k, 100, 3600000);
+      s.timeout_ms = kSettings.integer(v, k, 100, 3600000);
     } else if (k == "max_retries") {
-      s.max_retries = int_setting(v, k, 0, 20);
+      s.max_retries = kSettings.integer(v, k, 0, 20);
     } else if (k == "retry_base_delay_ms") {
-      s.retry_base_delay_ms = int_setting(v, k, 1, 600000);
+      s.retry_base_delay_ms = kSettings.integer(v, k, 1, 600000);
     } else if (k == "retry_max_delay_ms") {
-      s.retry_max_delay_ms = int_setting(v, k, 1, 600000);
+      s.retry_max_delay_ms = kSettings.integer(v, k, 1, 600000);
     } else if (k == "api_key_secret") {
-      s.api_key_secret = string_setting(v, k, true);
+      s.api_key_secret = kSettings.string(v, k, true);
     } else if (k == "batch_size") {
-      s.batch_size = int_setting(v, k, 1, 100000);
+      s.batch_size = kSettings.integer(v, k, 1, 100000);
     } else if (k == "exact") {
-      s.exact = bool_setting(v, k);
+      s.exact = kSettings.boolean(v, k);
     } else if (k == "hnsw_ef") {
-      s.hnsw_ef = int_setting(v, k, 0, 100000);
+      s.hnsw_ef = kSettings.integer(v, k, 0, 100000);
     } else if (k == "hnsw_m") {
-      s.hnsw_m = int_setting(v, k, 0, 1000);
+      s.hnsw_m = kSettings.integer(v, k, 0, 1000);
     } else if (k == "hnsw_ef_construct") {
-      s.hnsw_ef_construct = int_setting(v, k, 4, 100000);
+      s.hnsw_ef_construct = kSettings.integer(v, k, 4, 100000);
     } else {
-      bad_setting(k,
-                  "unknown (known: url, tenancy, collection_prefix, allow_private, timeout_ms, "
-                  "max_retries, retry_base_delay_ms, retry_max_delay_ms, api_key_secret, "
-                  "batch_size, exact, hnsw_ef, hnsw_m, hnsw_ef_construct)");
+      kSettings.bad(k,
+                    "unknown (known: url, tenancy, collection_prefix, allow_private, timeout_ms, "
+                    "max_retries, retry_base_delay_ms, retry_max_delay_ms, api_key_secret, "
+                    "batch_size, exact, hnsw_ef, hnsw_m, hnsw_ef_construct)");
     }
   }
   return s;
