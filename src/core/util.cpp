@@ -1,6 +1,7 @@
 #include "core/util.h"
 
 #include <openssl/evp.h>
+#include <sodium.h>
 
 #include <array>
 #include <chrono>
@@ -8,6 +9,8 @@
 #include <ctime>
 #include <mutex>
 #include <random>
+
+#include "quarry/error.h"
 
 namespace quarry::core {
 namespace {
@@ -73,18 +76,29 @@ std::string new_uuid() {
   return out;
 }
 
+std::string to_hex(std::string_view bytes) {
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out.push_back(hex[c >> 4]);
+    out.push_back(hex[c & 15]);
+  }
+  return out;
+}
+
 std::string sha256_hex(std::string_view bytes) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr);
-  static constexpr char hex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(len * 2);
-  for (unsigned i = 0; i < len; ++i) {
-    out.push_back(hex[md[i] >> 4]);
-    out.push_back(hex[md[i] & 15]);
-  }
-  return out;
+  return to_hex(std::string_view(reinterpret_cast<const char*>(md), len));
+}
+
+std::string random_hex(std::size_t bytes) {
+  if (sodium_init() < 0) throw Error(Code::internal, "libsodium failed to initialise");
+  std::string raw(bytes, '\0');
+  randombytes_buf(raw.data(), raw.size());
+  return to_hex(raw);
 }
 
 std::int64_t now_ms() {

@@ -15,6 +15,10 @@ std::string new_uuid();
 
 // Lower-case hex SHA-256.
 std::string sha256_hex(std::string_view bytes);
+// Lower-case hex of bytes.
+std::string to_hex(std::string_view bytes);
+// `bytes` cryptographically random bytes as hex (libsodium), for secrets such as tokens.
+std::string random_hex(std::size_t bytes);
 
 // Wall clock: milliseconds since the epoch, and RFC 3339 UTC with milliseconds.
 std::int64_t now_ms();

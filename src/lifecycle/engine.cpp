@@ -2,7 +2,6 @@
 #include "quarry/engine.h"
 
 #include <pwd.h>
-#include <sodium.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -21,6 +20,7 @@
 #include "lifecycle/migrate.h"
 #include "lifecycle/retrieval.h"
 #include "lifecycle/scheduler.h"
+#include "lifecycle/tokens.h"
 #include "lifecycle/vectors.h"
 #include "lifecycle/walk.h"
 
@@ -368,32 +368,13 @@ class EngineImpl final : public Engine {
 
   NewToken create_token(const std::string& name, const std::string& scope,
                         const std::vector<std::string>& kbs) override {
-    if (scope != "read" && scope != "write" && scope != "admin")
-      throw Error(Code::invalid_argument, "scope must be read, write or admin",
-                  {{"field", "scope"}});
-    if (name.empty() || name.size() > 100)
-      throw Error(Code::invalid_argument, "token name must be 1-100 characters",
-                  {{"field", "name"}});
-    for (const auto& kb : kbs) core::validate_kb_name(kb);
-    NewToken t;
-    t.secret = "qry_" + random_hex(32);
-    catalog::TokenRow row;
-    row.id = core::new_ulid();
-    row.name = name;
-    row.scope = scope;
-    row.kbs_json = json(kbs).dump();
-    row.created_at = core::now_ms();
     catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
-    auto a = audit("token.create", "", row.id);
-    a.details_json = json{{"name", name}, {"scope", scope}, {"kbs", kbs}}.dump();
-    cat_->create_token(row, core::sha256_hex(t.secret), a);
-    t.token = token_info(row);
-    return t;
+    return lifecycle::mint_token(*cat_, name, scope, kbs, audit("token.create", "", ""));
   }
 
   std::vector<TokenInfo> list_tokens() override {
     std::vector<TokenInfo> out;
-    for (const auto& r : cat_->list_tokens()) out.push_back(token_info(r));
+    for (const auto& r : cat_->list_tokens()) out.push_back(lifecycle::token_info(r));
     return out;
   }
 
@@ -405,10 +386,7 @@ class EngineImpl final : public Engine {
   }
 
   std::optional<TokenInfo> authenticate(const std::string& secret) override {
-    if (secret.rfind("qry_", 0) != 0) return std::nullopt;
-    auto row = cat_->find_token_by_hash(core::sha256_hex(secret));
-    if (!row) return std::nullopt;
-    return token_info(*row);
+    return lifecycle::find_token(*cat_, secret);
   }
 
   void set_identity(const std::string& actor, const std::string& surface) override {
@@ -420,30 +398,6 @@ class EngineImpl final : public Engine {
   lifecycle::WriteContext ctx() {
     return lifecycle::WriteContext{layout_, *cat_, convert::Registry::builtin(), *tokenizer_,
                                    audit("", "", "")};
-  }
-
-  static std::string random_hex(std::size_t bytes) {
-    if (sodium_init() < 0) throw Error(Code::internal, "libsodium failed to initialise");
-    std::string raw(bytes, '\0');
-    randombytes_buf(raw.data(), raw.size());
-    static constexpr char hex[] = "0123456789abcdef";
-    std::string out;
-    for (unsigned char c : raw) {
-      out.push_back(hex[c >> 4]);
-      out.push_back(hex[c & 15]);
-    }
-    return out;
-  }
-
-  static TokenInfo token_info(const catalog::TokenRow& r) {
-    TokenInfo t;
-    t.id = r.id;
-    t.name = r.name;
-    t.scope = r.scope;
-    t.kbs = json::parse(r.kbs_json).get<std::vector<std::string>>();
-    t.created_at = core::iso8601_utc(r.created_at);
-    if (r.revoked_at) t.revoked_at = core::iso8601_utc(r.revoked_at);
-    return t;
   }
 
   catalog::AuditEntry audit(const std::string& action, const std::string& kb,

@@ -8,9 +8,9 @@
 // "error[code]: message" and structuredContent {"error": {code, message, details}}, so the
 // model sees it and can correct its call.
 #include "server/mcp.h"
+#include "core/util.h"
 
 #include <algorithm>
-#include <random>
 
 #include "server/mcp_tools.h"
 #include "server/wire.h"
@@ -80,14 +80,7 @@ json tool_error(const Error& e) {
 }
 
 std::string random_id() {
-  std::random_device rd;
-  static constexpr char hex[] = "0123456789abcdef";
-  std::string id;
-  for (int i = 0; i < 4; ++i) {  // 128 bits
-    std::uint32_t r = rd();
-    for (int j = 0; j < 8; ++j, r >>= 4) id.push_back(hex[r & 15]);
-  }
-  return id;
+  return core::random_hex(16);  // 128 bits
 }
 
 // "quarry://<kb>/<doc-id>" -> {kb, doc-id}.

@@ -1,5 +1,8 @@
 #include "store/remote_call.h"
 
+#include <cctype>
+#include <map>
+
 #include "quarry/error.h"
 
 namespace quarry::store {
@@ -32,6 +35,71 @@ net::RetryOutcome call_remote(const net::RetryPolicy& retry, net::HttpClient& ht
                   d);
     throw;
   }
+}
+
+void fail_remote(const RemoteTarget& t, const std::string& what, const net::RetryOutcome& o,
+                 const std::string& server_message, const std::string& auth_hint,
+                 const std::string& rejected_hint) {
+  const long st = o.response.status;
+  std::map<std::string, std::string> d = {{"store", t.store},
+                                          {"url", t.url},
+                                          {"status", std::to_string(st)},
+                                          {"attempts", std::to_string(o.attempts)}};
+  const std::string http = " (HTTP " + std::to_string(st) + "): " + server_message;
+  const std::string who = t.server + " at " + t.url;
+  if (st == 401 || st == 403)
+    throw Error(Code::unauthorized, who + " refused " + what + http + "; " + auth_hint, d);
+  if (st == 429)
+    throw Error(Code::rate_limited,
+                who + " kept rate-limiting " + what + " after " + std::to_string(o.attempts) +
+                    " attempts" + http + "; retry later",
+                d);
+  if (st >= 500)
+    throw Error(Code::upstream_error,
+                who + " failed " + what + " after " + std::to_string(o.attempts) + " attempts" +
+                    http + "; check the server's log, then retry",
+                d);
+  throw Error(Code::upstream_error, who + " rejected " + what + http + "; " + rejected_hint, d);
+}
+
+std::string path_segment(const std::string& s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::string body_excerpt(const std::string& body) {
+  std::string s = body.substr(0, 300);
+  for (auto& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  return s;
+}
+
+std::string api_key_from_secret(const StoreContext& ctx, const std::string& store,
+                                const std::string& secret_name) {
+  if (secret_name.empty()) return "";
+  if (!ctx.secret)
+    throw Error(Code::invalid_argument,
+                "the " + store + " store's api_key_secret is set but no secret store is available",
+                {{"store", store}});
+  std::string value = ctx.secret(secret_name);
+  if (value.empty())
+    throw Error(Code::unauthorized,
+                "secret " + secret_name + " (the " + store +
+                    " store's api_key_secret) is empty or missing; set it with `quarry secret "
+                    "set " +
+                    secret_name + "`",
+                {{"store", store}, {"secret", secret_name}});
+  return value;
 }
 
 }  // namespace quarry::store

@@ -8,6 +8,7 @@
 
 #include "net/http_client.h"
 #include "net/retry.h"
+#include "store/vector_store.h"
 
 namespace quarry::store {
 
@@ -21,5 +22,23 @@ struct RemoteTarget {
 net::RetryOutcome call_remote(const net::RetryPolicy& retry, net::HttpClient& http,
                               const net::HttpRequest& req, const RemoteTarget& target,
                               const std::string& what);
+
+// An answer outside 2xx as the error a user can act on: 401/403 unauthorized (`auth_hint`),
+// 429 rate_limited, 5xx upstream_error (after the retries), anything else upstream_error
+// (`rejected_hint`). `server_message` is the server's own explanation of its answer.
+[[noreturn]] void fail_remote(const RemoteTarget& target, const std::string& what,
+                              const net::RetryOutcome& outcome, const std::string& server_message,
+                              const std::string& auth_hint, const std::string& rejected_hint);
+
+// Percent-encodes one URL path segment (tenant, database and collection names).
+std::string path_segment(const std::string& s);
+
+// The first 300 bytes of a body on one line, for messages.
+std::string body_excerpt(const std::string& body);
+
+// The value of the secret a store's `api_key_secret` names ("" when the setting is empty);
+// invalid_argument without a secret store, unauthorized when the secret is missing or empty.
+std::string api_key_from_secret(const StoreContext& ctx, const std::string& store,
+                                const std::string& secret_name);
 
 }  // namespace quarry::store

@@ -11,13 +11,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string excerpt(const std::string& body) {
-  std::string s = body.substr(0, 300);
-  for (auto& c : s)
-    if (c == '\n' || c == '\r') c = ' ';
-  return s;
-}
-
 // Chroma's error bodies: {"error": "NotFoundError", "message": "..."}.
 std::string server_message(const std::string& body) {
   json j = json::parse(body, nullptr, false);
@@ -28,7 +21,7 @@ std::string server_message(const std::string& body) {
       m += (m.empty() ? "" : ": ") + j["message"].get<std::string>();
     if (!m.empty()) return m;
   }
-  return excerpt(body);
+  return body_excerpt(body);
 }
 
 }  // namespace
@@ -67,39 +60,17 @@ Reply ChromaHttp::call(const std::string& method, const std::string& path, const
   if (j.is_discarded())
     throw Error(Code::upstream_error,
                 "Chroma at " + s_.url + " answered " + what + " with malformed JSON: '" +
-                    excerpt(r.body) + "'; is url a Chroma server (API v2)?",
+                    body_excerpt(r.body) + "'; is url a Chroma server (API v2)?",
                 {{"store", "chroma"}, {"url", s_.url}});
   return {r.status, std::move(j)};
 }
 
 void ChromaHttp::fail(const std::string& what, const net::RetryOutcome& o) const {
-  const long st = o.response.status;
-  std::map<std::string, std::string> d = {{"store", "chroma"},
-                                          {"url", s_.url},
-                                          {"status", std::to_string(st)},
-                                          {"attempts", std::to_string(o.attempts)}};
-  const std::string http = " (HTTP " + std::to_string(st) + "): " + server_message(o.response.body);
-  const std::string who = "Chroma at " + s_.url;
-  if (st == 401 || st == 403)
-    throw Error(Code::unauthorized,
-                who + " refused " + what + http +
-                    "; set the chroma store's api_key_secret to a secret holding its token",
-                d);
-  if (st == 429)
-    throw Error(Code::rate_limited,
-                who + " kept rate-limiting " + what + " after " + std::to_string(o.attempts) +
-                    " attempts" + http + "; retry later",
-                d);
-  if (st >= 500)
-    throw Error(Code::upstream_error,
-                who + " failed " + what + " after " + std::to_string(o.attempts) + " attempts" +
-                    http + "; check the server's log, then retry",
-                d);
-  throw Error(Code::upstream_error,
-              who + " rejected " + what + http +
-                  "; check the chroma store's tenant/database settings and the server version "
-                  "(API v2, Chroma >= 1.0)",
-              d);
+  fail_remote(RemoteTarget{"chroma", "Chroma", s_.url, s_.timeout_ms}, what, o,
+              server_message(o.response.body),
+              "set the chroma store's api_key_secret to a secret holding its token",
+              "check the chroma store's tenant/database settings and the server version (API v2, "
+              "Chroma >= 1.0)");
 }
 
 bool ChromaHttp::reachable() const {
@@ -114,21 +85,6 @@ bool ChromaHttp::reachable() const {
   } catch (const std::exception&) {
     return false;
   }
-}
-
-std::string path_segment(const std::string& s) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
 }
 
 std::string base64_floats(const std::vector<float>& v) {

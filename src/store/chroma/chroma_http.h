@@ -12,6 +12,7 @@
 #include "net/http_client.h"
 #include "net/retry.h"
 #include "store/chroma/chroma_store.h"
+#include "store/remote_call.h"
 
 namespace quarry::store::chroma {
 
@@ -43,9 +44,6 @@ class ChromaHttp {
   std::shared_ptr<net::HttpClient> http_;
   net::RetryPolicy retry_;
 };
-
-// Percent-encodes one URL path segment (tenant, database and collection names).
-std::string path_segment(const std::string& s);
 
 // Little-endian float32 bytes, base64: Chroma's compact embedding encoding
 // (pre-flight-checks: supports_base64_encoding).

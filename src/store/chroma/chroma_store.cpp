@@ -15,6 +15,7 @@
 #include "quarry/error.h"
 #include "store/chroma/chroma_http.h"
 #include "store/chroma/chroma_store.h"
+#include "store/remote_call.h"
 
 namespace quarry::store::chroma {
 using nlohmann::json;
@@ -456,21 +457,7 @@ class ChromaStore final : public VectorStore {
 std::unique_ptr<VectorStore> make_chroma_store(const json& settings, const StoreContext& ctx,
                                                ChromaDeps deps) {
   ChromaSettings s = parse_chroma_settings(settings);
-  std::string token;
-  if (!s.api_key_secret.empty()) {
-    if (!ctx.secret)
-      throw Error(Code::invalid_argument,
-                  "the chroma store's api_key_secret is set but no secret store is available",
-                  {{"store", "chroma"}});
-    token = ctx.secret(s.api_key_secret);
-    if (token.empty())
-      throw Error(Code::unauthorized,
-                  "secret " + s.api_key_secret +
-                      " (the chroma store's api_key_secret) is empty or missing; set it with "
-                      "`quarry secret set " +
-                      s.api_key_secret + "`",
-                  {{"store", "chroma"}, {"secret", s.api_key_secret}});
-  }
+  std::string token = api_key_from_secret(ctx, "chroma", s.api_key_secret);
   return std::make_unique<ChromaStore>(std::move(s), std::move(token), std::move(deps));
 }
 

@@ -15,19 +15,12 @@ using nlohmann::json;
 
 namespace {
 
-std::string excerpt(const std::string& body) {
-  std::string s = body.substr(0, 300);
-  for (auto& c : s)
-    if (c == '\n' || c == '\r') c = ' ';
-  return s;
-}
-
 std::string server_message(const std::string& body) {
   json j = json::parse(body, nullptr, false);
   if (j.is_object() && j.contains("status") && j["status"].is_object() &&
       j["status"].contains("error") && j["status"]["error"].is_string())
     return j["status"]["error"].get<std::string>();
-  return excerpt(body);
+  return body_excerpt(body);
 }
 
 }  // namespace
@@ -71,38 +64,16 @@ Reply QdrantHttp::call(const std::string& method, const std::string& path, const
   if (j.is_discarded() || !j.is_object())
     throw Error(Code::upstream_error,
                 "Qdrant at " + s_.url + " answered " + what + " with malformed JSON: '" +
-                    excerpt(r.body) + "'; is url a Qdrant server (REST port, usually 6333)?",
+                    body_excerpt(r.body) + "'; is url a Qdrant server (REST port, usually 6333)?",
                 {{"store", "qdrant"}, {"url", s_.url}});
   return {r.status, j.contains("result") ? j["result"] : json()};
 }
 
 void QdrantHttp::fail(const std::string& what, const net::RetryOutcome& o) const {
-  const long st = o.response.status;
-  std::map<std::string, std::string> d = {{"store", "qdrant"},
-                                          {"url", s_.url},
-                                          {"status", std::to_string(st)},
-                                          {"attempts", std::to_string(o.attempts)}};
-  const std::string http = " (HTTP " + std::to_string(st) + "): " + server_message(o.response.body);
-  const std::string who = "Qdrant at " + s_.url;
-  if (st == 401 || st == 403)
-    throw Error(Code::unauthorized,
-                who + " refused " + what + http +
-                    "; set the qdrant store's api_key_secret to a secret holding its API key",
-                d);
-  if (st == 429)
-    throw Error(Code::rate_limited,
-                who + " kept rate-limiting " + what + " after " + std::to_string(o.attempts) +
-                    " attempts" + http + "; retry later",
-                d);
-  if (st >= 500)
-    throw Error(Code::upstream_error,
-                who + " failed " + what + " after " + std::to_string(o.attempts) + " attempts" +
-                    http + "; check the server's log, then retry",
-                d);
-  throw Error(Code::upstream_error,
-              who + " rejected " + what + http +
-                  "; check the qdrant store's settings and the server version (Qdrant >= 1.11)",
-              d);
+  fail_remote(RemoteTarget{"qdrant", "Qdrant", s_.url, s_.timeout_ms}, what, o,
+              server_message(o.response.body),
+              "set the qdrant store's api_key_secret to a secret holding its API key",
+              "check the qdrant store's settings and the server version (Qdrant >= 1.11)");
 }
 
 bool QdrantHttp::reachable() const {
@@ -114,21 +85,6 @@ bool QdrantHttp::reachable() const {
   } catch (const std::exception&) {
     return false;
   }
-}
-
-std::string path_segment(const std::string& s) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
 }
 
 }  // namespace quarry::store::qdrant

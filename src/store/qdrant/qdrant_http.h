@@ -11,6 +11,7 @@
 #include "net/http_client.h"
 #include "net/retry.h"
 #include "store/qdrant/qdrant_store.h"
+#include "store/remote_call.h"
 
 namespace quarry::store::qdrant {
 
@@ -41,8 +42,5 @@ class QdrantHttp {
   std::shared_ptr<net::HttpClient> http_;
   net::RetryPolicy retry_;
 };
-
-// Percent-encodes one URL path segment (collection names).
-std::string path_segment(const std::string& s);
 
 }  // namespace quarry::store::qdrant

@@ -26,6 +26,7 @@
 #include "quarry/error.h"
 #include "store/qdrant/qdrant_http.h"
 #include "store/qdrant/qdrant_store.h"
+#include "store/remote_call.h"
 
 namespace quarry::store::qdrant {
 using nlohmann::json;
@@ -394,21 +395,7 @@ class QdrantStore final : public VectorStore {
 std::unique_ptr<VectorStore> make_qdrant_store(const json& settings, const StoreContext& ctx,
                                                QdrantDeps deps) {
   QdrantSettings s = parse_qdrant_settings(settings);
-  std::string key;
-  if (!s.api_key_secret.empty()) {
-    if (!ctx.secret)
-      throw Error(Code::invalid_argument,
-                  "the qdrant store's api_key_secret is set but no secret store is available",
-                  {{"store", "qdrant"}});
-    key = ctx.secret(s.api_key_secret);
-    if (key.empty())
-      throw Error(Code::unauthorized,
-                  "secret " + s.api_key_secret +
-                      " (the qdrant store's api_key_secret) is empty or missing; set it with "
-                      "`quarry secret set " +
-                      s.api_key_secret + "`",
-                  {{"store", "qdrant"}, {"secret", s.api_key_secret}});
-  }
+  std::string key = api_key_from_secret(ctx, "qdrant", s.api_key_secret);
   return std::make_unique<QdrantStore>(std::move(s), std::move(key), std::move(deps));
 }
 
