@@ -1,6 +1,7 @@
 // quarry-bench ann [--n 100000] [--dim 384] [--queries 200] [--data DIR] [--configs M:efC:ef,...]
 //                  [--quantization f32] [--md5 FILE] [--skip-exact] [--threads 1,2]
-//                  [--store chroma --store-settings JSON]   (bench/stores.sh runs the peer too)
+//                  [--batch 64] [--store chroma|pgvector|qdrant --store-settings JSON]
+//                  (bench/stores.sh runs the direct peers too)
 // The embedded vector store measured through the VectorStore API on the peers' shared synthetic
 // dataset (../shared/peers/README.md: same files, same metrics, same JSON fields), so its rows
 // sit beside hnswlib/usearch/lancedb/chroma run on the same machine. When the data files are
@@ -19,6 +20,7 @@
 #include <thread>
 
 #include "bench.h"
+#include "core/secret_store.h"
 #include "store/embedded/embedded_store.h"
 #include "store/vector_store.h"
 
@@ -223,18 +225,24 @@ std::unique_ptr<store::VectorStore> open_store(const fs::path& dir, nlohmann::js
   return store::make_embedded_store(settings, store::StoreContext{dir.string(), {}});
 }
 
-// Inserts every vector (one document per vector, as ingest would), then the first query builds
-// the index: build time covers both.
-double build(store::VectorStore& s, const Data& data, double* upsert_s) {
+// Inserts every vector (one document per vector), `batch` documents per upsert_many call as
+// the scheduler commits a page (64), then the first query builds the index: build time covers
+// both.
+double build(store::VectorStore& s, const Data& data, double* upsert_s, int batch) {
   double t0 = now_s();
   auto scope = kScopeOf(data.d);
+  std::vector<store::DocumentVectors> page;
   for (int i = 0; i < data.n; ++i) {
     store::DocumentVectors doc{"v" + std::to_string(i), nlohmann::json::object(), {}};
     doc.chunks.push_back({0, "",
                           std::vector<float>(data.base.begin() + static_cast<long>(i) * data.d,
                                              data.base.begin() + static_cast<long>(i + 1) * data.d),
                           ""});
-    s.upsert(scope, doc);
+    page.push_back(std::move(doc));
+    if (static_cast<int>(page.size()) >= batch || i + 1 == data.n) {
+      s.upsert_many(scope, page);
+      page.clear();
+    }
   }
   *upsert_s = now_s() - t0;
   store::Query q;
@@ -268,20 +276,24 @@ void report(const Result& r, int n, std::vector<std::string>& table) {
   std::cout << j.dump() << std::endl;
 }
 
-// Another store of the registry (chroma, ...) through the same port and protocol: one upsert per
-// document as ingest does, then the 200 timed queries. Settings as JSON (--store-settings).
+// Another store of the registry (chroma, pgvector, qdrant) through the same port and protocol:
+// --batch documents per upsert_many as the scheduler commits them (64), then the 200 timed
+// queries. Settings as JSON (--store-settings); secrets they name (pgvector's dsn_secret) come
+// from the environment variable of that name.
 int run_store(const Data& data, const Args& args, const std::string& check) {
   const std::string id = args.get("store");
   nlohmann::json settings = nlohmann::json::parse(args.get("store-settings", "{}"));
   fs::path work = fs::temp_directory_path() / ("quarry-ann-store-" + std::to_string(::getpid()));
-  auto s = store::StoreRegistry::builtin().create(id, settings, store::StoreContext{work.string(), {}});
+  const int batch = static_cast<int>(args.num("batch", 64));
+  auto s = store::StoreRegistry::builtin().create(
+      id, settings, store::StoreContext{work.string(), core::secret_lookup(work.string())});
   s->delete_kb(kScopeOf(data.d).kb);
   Result r;
   r.peer = "quarry " + id + " store, through the VectorStore port";
   double upsert_s = 0;
-  r.build_s = build(*s, data, &upsert_s);
+  r.build_s = build(*s, data, &upsert_s, batch);
   run_queries(*s, data, r);
-  r.note = "one upsert per document; " + settings.dump() + "; RSS is this client's; " + check;
+  r.note = std::to_string(batch) + " documents per upsert_many; " + settings.dump() + "; RSS is this client's; " + check;
   std::vector<std::string> table = {
       "| store | build s | build vec/s | p50 ms | p99 ms | recall@10 | client RSS MB (peak) | - | "
       "note |",
@@ -325,6 +337,7 @@ int run_ann(const Args& args) {
       "ms | note |",
       "|---|---|---|---|---|---|---|---|---|"};
   std::string quant = args.get("quantization", "f32");
+  const int batch = static_cast<int>(args.num("batch", 64));
   std::stringstream configs(args.get("configs", "16:200:64"));
   fs::path work = fs::temp_directory_path() / ("quarry-ann-" + std::to_string(::getpid()));
   std::string cfg;
@@ -352,7 +365,7 @@ int run_ann(const Args& args) {
       {
         auto s = open_store(d, settings);
         double upsert_s = 0;
-        r.build_s = build(*s, data, &upsert_s);
+        r.build_s = build(*s, data, &upsert_s, batch);
         char part[96];
         std::snprintf(part, sizeof part, "; upserts %.1f s + index %.1f s", upsert_s,
                       r.build_s - upsert_s);

@@ -1,22 +1,64 @@
 #!/usr/bin/env bash
 # External stores through Quarry's VectorStore port beside the same server called directly, in
 # one run (issue 6: the store's own overhead should stay within 10% of the direct call).
-# Chroma: a fresh server from tests/store/chroma/chroma_server.sh; the direct peer is the shared
-# kit's bench_chroma_http.mjs (Node fetch, batch adds) on the same data (../shared/peers).
-# Usage: bench/stores.sh [20k|100k]
+#   chroma:   a fresh Chroma 1.0 server (tests/store/chroma/chroma_server.sh); the direct peer is
+#             the shared kit's bench_chroma_http.mjs (Node fetch, 5,000-vector adds).
+#   pgvector: a fresh in-memory PGlite + pgvector 0.8 (tests/store/pgvector/pg_server.sh); the
+#             direct peer is the kit's bench_pgvector (libpq, prepared binary statements) on a
+#             fresh server: INSERT, then CREATE INDEX.
+#   qdrant:   no Qdrant server runs here; not measured.
+# Usage: bench/stores.sh [20k|100k] [chroma] [pgvector]   (default: both stores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZE=${1:-20k}
+shift || true
+STORES=${*:-chroma pgvector}
 N=$([ "$SIZE" = 100k ] && echo 100000 || echo 20000)
-PORT=${CHROMA_BENCH_PORT:-18021}
 KIT=${PEERS_KIT:-../shared/peers}
 PEERS_HOME=${PEERS_HOME:-/tmp/quarry-peers}
-[ -d "$PEERS_HOME/node_modules" ] || bash "$KIT/setup.sh" >&2
-bash tests/store/chroma/chroma_server.sh start "$PORT" >&2
-trap 'bash tests/store/chroma/chroma_server.sh stop "$PORT" >/dev/null 2>&1 || true' EXIT
-PID=$(cat "${TMPDIR:-/tmp}/quarry-chroma-test-$PORT/pid")
-./build/quarry-bench ann --n "$N" --data "$PEERS_HOME/data" --store chroma --store-settings \
-  "{\"url\": \"http://127.0.0.1:$PORT\", \"allow_private\": true, \"max_neighbors\": 16, \"ef_construction\": 200, \"ef_search\": 64}"
-echo
-echo "direct: bench_chroma_http.mjs $SIZE (same server, same HNSW settings)"
-PEERS_HOME=$PEERS_HOME node "$PEERS_HOME/bench/bench_chroma_http.mjs" "$SIZE" "url=http://127.0.0.1:$PORT" "pid=$PID" cfg=bench
+[ -d "$PEERS_HOME/node_modules" ] && [ -x "$PEERS_HOME/bin/bench_pgvector" ] ||
+  bash "$KIT/setup.sh" >&2
+HNSW='"ef_search": 64'
+
+chroma() {
+  local port=${CHROMA_BENCH_PORT:-18021}
+  bash tests/store/chroma/chroma_server.sh start "$port" >&2
+  trap 'bash tests/store/chroma/chroma_server.sh stop '"$port"' >/dev/null 2>&1 || true' RETURN
+  local pid
+  pid=$(cat "${TMPDIR:-/tmp}/quarry-chroma-test-$port/pid")
+  echo "## chroma"
+  ./build/quarry-bench ann --n "$N" --data "$PEERS_HOME/data" --store chroma --store-settings \
+    "{\"url\": \"http://127.0.0.1:$port\", \"allow_private\": true, \"max_neighbors\": 16, \"ef_construction\": 200, $HNSW}"
+  echo
+  echo "direct: bench_chroma_http.mjs $SIZE (same server, same HNSW settings)"
+  PEERS_HOME=$PEERS_HOME node "$PEERS_HOME/bench/bench_chroma_http.mjs" "$SIZE" \
+    "url=http://127.0.0.1:$port" "pid=$pid" cfg=bench
+}
+
+pg_start() {  # a fresh in-memory PGlite on $1
+  bash tests/store/pgvector/pg_server.sh stop-pglite "$1" >/dev/null 2>&1 || true
+  bash tests/store/pgvector/pg_server.sh start-pglite "$1" >&2
+}
+
+pgvector() {
+  local port=${PG_BENCH_PORT:-18451}
+  local dsn="host=127.0.0.1 port=$port user=postgres dbname=postgres sslmode=disable"
+  trap 'bash tests/store/pgvector/pg_server.sh stop-pglite '"$port"' >/dev/null 2>&1 || true' RETURN
+  echo "## pgvector"
+  pg_start "$port"
+  QUARRY_BENCH_PG_DSN=$dsn ./build/quarry-bench ann --n "$N" --data "$PEERS_HOME/data" \
+    --store pgvector --store-settings \
+    "{\"dsn_secret\": \"QUARRY_BENCH_PG_DSN\", \"pool_size\": 1, \"m\": 16, \"ef_construction\": 200, $HNSW}"
+  pg_start "$port"
+  local pid
+  pid=$(cat "${TMPDIR:-/tmp}/quarry-pg-test-$port/pid")
+  echo
+  echo "direct: bench_pgvector $N (fresh server; INSERT, then CREATE INDEX hnsw m 16 ef_construction 200)"
+  "$PEERS_HOME/bin/bench_pgvector" "$dsn" "$PEERS_HOME/data" "$N" M=16 efC=200 ef=64 exact=0 \
+    "server_pid=$pid"
+}
+
+for s in $STORES; do
+  "$s"
+  echo
+done

@@ -62,6 +62,7 @@ StoreMigrationReport migrate_store(Vectors& vectors, catalog::Catalog& cat,
     auto docs = cat.list_documents(kb, cursor, 200);
     if (docs.empty()) break;
     cursor = docs.back().id;
+    std::vector<store::DocumentVectors> page;
     for (const auto& d : docs) {
       bool current_vectors = false;
       for (const auto& c : cat.coordinates_of(kb, d.id))
@@ -87,13 +88,14 @@ StoreMigrationReport migrate_store(Vectors& vectors, catalog::Catalog& cat,
         dv.chunks.push_back({chunks[i].index, chunks[i].chunk_id, std::move(vecs[i]), ""});
       }
       if (dv.chunks.size() != chunks.size()) continue;
-      try {
-        dst.store->upsert(scope, dv);
-      } catch (const Error& e) {
-        abandon(*dst.store, kb, e);
-      }
       ++r.documents;
       r.chunks += static_cast<std::int64_t>(dv.chunks.size());
+      page.push_back(std::move(dv));
+    }
+    try {  // a page of documents per store call
+      if (!page.empty()) dst.store->upsert_many(scope, page);
+    } catch (const Error& e) {
+      abandon(*dst.store, kb, e);
     }
   }
   if (missing > 0)

@@ -154,9 +154,12 @@ void Scheduler::commit(const std::string& kb, const catalog::RevisionRow& rev, K
   {
     catalog::WriterLock lock(vectors_.data_dir(), lock_timeout_ms_);
     // The page's coordinates, tombstones and staged chunks commit together. Vectors go to the
-    // store first (it commits each document on its own); a crash before this commit leaves
-    // them stored but unrecorded, which the next sweep repairs by replacing them.
+    // store first, in one upsert_many (a remote store may commit part of it before a failure);
+    // a crash before this commit leaves them stored but unrecorded, which the next sweep
+    // repairs by replacing them.
     catalog::Catalog::Batch batch(cat);
+    std::vector<Job*> ready;
+    std::vector<store::DocumentVectors> docs;
     for (auto& job : jobs) {
       // Edited or deleted while it was being embedded: its new content is pending anew.
       auto now = cat.find_document(kb, job.doc.id);
@@ -176,13 +179,18 @@ void Scheduler::commit(const std::string& kb, const catalog::RevisionRow& rev, K
       for (std::size_t i = 0; i < job.chunks.size(); ++i)
         dv.chunks.push_back(
             {job.chunks[i].index, job.chunks[i].chunk_id, std::move(job.vectors[i]), ""});
-      v.store->upsert(v.scope, dv);
+      ready.push_back(&job);
+      docs.push_back(std::move(dv));
+    }
+    // The page's vectors in one store call (one transaction or a few batched requests).
+    if (!docs.empty()) v.store->upsert_many(v.scope, docs);
+    for (Job* job : ready) {
       catalog::CoordinatesRow c;
-      c.doc_id = job.doc.id;
+      c.doc_id = job->doc.id;
       c.revision = rev.revision;
       c.store_id = v.store->id();
-      c.chunk_count = static_cast<int>(job.chunks.size());
-      c.content_sha256 = job.doc.content_sha256;
+      c.chunk_count = static_cast<int>(job->chunks.size());
+      c.content_sha256 = job->doc.content_sha256;
       c.model = v.model;
       c.dimensions = v.scope.dimensions;
       cat.put_coordinates(kb, c);

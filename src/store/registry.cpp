@@ -1,4 +1,6 @@
-// The store registry and the port's default availability probe.
+// The store registry and the port's defaults: the availability probe and upsert_many.
+#include <unordered_set>
+
 #include "quarry/error.h"
 #include "store/chroma/chroma_store.h"
 #include "store/pgvector/pgvector_store.h"
@@ -16,6 +18,62 @@ bool VectorStore::is_available() const {
   } catch (const std::exception&) {
     return false;
   }
+}
+
+void check_upsert_batch(const std::string& store, const Scope& scope,
+                        const std::vector<DocumentVectors>& docs, bool vectors_optional) {
+  std::vector<const DocumentVectors*> all;
+  all.reserve(docs.size());
+  for (const auto& d : docs) all.push_back(&d);
+  check_upsert_batch(store, scope, all, vectors_optional);
+}
+
+void check_upsert_batch(const std::string& store, const Scope& scope,
+                        const std::vector<const DocumentVectors*>& docs, bool vectors_optional) {
+  std::unordered_set<std::string> ids;
+  for (const auto* p : docs) {
+    const DocumentVectors& d = *p;
+    if (!ids.insert(d.doc_id).second)
+      throw Error(Code::invalid_argument,
+                  "document " + d.doc_id + " appears twice in one upsert_many call; send one "
+                  "entry per document",
+                  {{"store", store}, {"doc_id", d.doc_id}});
+    std::unordered_set<int> indexes;
+    for (const auto& c : d.chunks) {
+      if (c.vector.empty() && !vectors_optional)
+        throw Error(Code::mode_unavailable,
+                    "the " + store + " store does not embed text: chunk " +
+                        std::to_string(c.chunk_index) + " of document " + d.doc_id +
+                        " has no vector (use the platform embedding mode)",
+                    {{"store", store}});
+      if (!c.vector.empty() && scope.dimensions > 0 &&
+          c.vector.size() != static_cast<std::size_t>(scope.dimensions))
+        throw Error(Code::dimension_mismatch,
+                    "a vector of document " + d.doc_id + " has " +
+                        std::to_string(c.vector.size()) + " dimensions but KB " + scope.kb +
+                        " revision " + scope.revision + " holds " +
+                        std::to_string(scope.dimensions) +
+                        "-dimension vectors; re-embed with the revision's embedder",
+                    {{"store", store},
+                     {"expected", std::to_string(scope.dimensions)},
+                     {"actual", std::to_string(c.vector.size())}});
+      if (!indexes.insert(c.chunk_index).second)
+        throw Error(Code::invalid_argument,
+                    "chunk_index " + std::to_string(c.chunk_index) + " appears twice in document " +
+                        d.doc_id,
+                    {{"store", store}, {"doc_id", d.doc_id}});
+    }
+  }
+}
+
+std::vector<UpsertResult> VectorStore::upsert_many(const Scope& scope,
+                                                   const std::vector<DocumentVectors>& docs,
+                                                   Transaction* txn) {
+  check_upsert_batch(id(), scope, docs, capabilities().embeds_on_write);
+  std::vector<UpsertResult> out;
+  out.reserve(docs.size());
+  for (const auto& d : docs) out.push_back(upsert(scope, d, txn));
+  return out;
 }
 
 StoreRegistry& StoreRegistry::builtin() {

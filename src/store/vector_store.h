@@ -89,6 +89,15 @@ class VectorStore {
   // the scope already holds vectors of another length.
   virtual UpsertResult upsert(const Scope& scope, const DocumentVectors& doc,
                               Transaction* txn = nullptr) = 0;
+  // Several documents of one scope: the same outcome as upserting them one by one in order,
+  // one result per document, in fewer round trips where the store is remote. Document ids must
+  // be distinct (invalid_argument); every document is checked (chunk indexes, dimensions)
+  // before anything is written. A failure part-way may leave earlier documents of the call
+  // written: each document's replacement is whole, and upserting the call again converges.
+  // The default checks, then calls upsert() per document.
+  virtual std::vector<UpsertResult> upsert_many(const Scope& scope,
+                                                const std::vector<DocumentVectors>& docs,
+                                                Transaction* txn = nullptr);
   // At most q.top_k hits, best first; only vectors of this scope whose document matches the
   // filter. A filtered query returns k hits whenever k chunks match.
   virtual std::vector<StoreHit> query(const Scope& scope, const Query& q) const = 0;
@@ -108,6 +117,16 @@ class VectorStore {
   // Default: a top_k = 0 query that must not throw.
   virtual bool is_available() const;
 };
+
+// The checks every upsert_many makes before writing: distinct document ids, distinct chunk
+// indexes per document, and each vector `scope.dimensions` long (when > 0); a chunk without a
+// vector is refused (mode_unavailable) unless `vectors_optional` (stores that embed on write).
+// `store` names the store in the errors.
+void check_upsert_batch(const std::string& store, const Scope& scope,
+                        const std::vector<const DocumentVectors*>& docs, bool vectors_optional);
+// The same over a batch as upsert_many takes it.
+void check_upsert_batch(const std::string& store, const Scope& scope,
+                        const std::vector<DocumentVectors>& docs, bool vectors_optional);
 
 // Cosine distance in [0, 2] -> score in [0, 1] (1 = same direction).
 inline double cosine_score(double distance) {

@@ -380,6 +380,104 @@ TEST_P(StoreContract, TopKBound) {
   EXPECT_TRUE(store_->query(scope("empty-kb"), query(random_vec(rng), 5)).empty());
 }
 
+// upsert_many: the same outcome as one upsert per document, in one call.
+TEST_P(StoreContract, UpsertManyEqualsOneByOne) {
+  std::mt19937 rng(13);
+  std::vector<DocumentVectors> docs;
+  int total = 0;
+  for (int i = 0; i < 40; ++i) {
+    std::vector<Vec> vecs;
+    for (int c = 0; c <= i % 4; ++c) vecs.push_back(random_vec(rng));
+    total += static_cast<int>(vecs.size());
+    std::string id = "d" + std::to_string(i);
+    docs.push_back(doc(id, vecs, {{"g", i % 3}, {"name", id}}));
+  }
+  auto res = store_->upsert_many(scope("kb"), docs);
+  ASSERT_EQ(res.size(), docs.size());
+  for (std::size_t i = 0; i < docs.size(); ++i) {
+    EXPECT_EQ(res[i].written, static_cast<int>(docs[i].chunks.size())) << i;
+    EXPECT_EQ(res[i].skipped, 0) << i;
+  }
+  EXPECT_EQ(store_->count(scope("kb")), total);
+  for (const auto& d : docs) store_->upsert(scope("kb", "r2"), d);
+  EXPECT_EQ(store_->count(scope("kb", "r2")), total);
+  for (const auto& d : docs)  // every stored vector is its own nearest neighbour, in both
+    for (const char* rev : {"r1", "r2"}) {
+      auto hits = store_->query(scope("kb", rev), query(d.chunks.back().vector, 1));
+      ASSERT_EQ(hits.size(), 1u);
+      EXPECT_EQ(hits[0].doc_id, d.doc_id) << rev;
+      EXPECT_EQ(hits[0].chunk_index, d.chunks.back().chunk_index) << rev;
+      EXPECT_EQ(hits[0].chunk_id, d.chunks.back().chunk_id) << rev;
+    }
+
+  // Again with changes: d3 shrinks from 4 chunks to 2, d1 gets a new vector for chunk 0, d2
+  // new metadata only, d5 unchanged, and a new document.
+  std::vector<DocumentVectors> next;
+  next.push_back(docs[3]);
+  next.back().chunks.resize(2);
+  next.push_back(docs[1]);
+  next.back().chunks[0].vector = random_vec(rng);
+  next.push_back(docs[2]);
+  next.back().metadata = {{"g", 99}, {"name", "d2"}};
+  next.push_back(docs[5]);
+  next.push_back(doc("new", {random_vec(rng), random_vec(rng)}, {{"g", 1}, {"name", "new"}}));
+  auto again = store_->upsert_many(scope("kb"), next);
+  ASSERT_EQ(again.size(), 5u);
+  EXPECT_EQ(again[0].written, 0);
+  EXPECT_EQ(again[0].skipped, 2);
+  EXPECT_EQ(again[1].written, 1);
+  EXPECT_EQ(again[1].skipped, 1);
+  EXPECT_EQ(again[2].written + again[2].skipped, 3);  // a store may rewrite on new metadata
+  EXPECT_EQ(again[3].written, 0);
+  EXPECT_EQ(again[3].skipped, 2);
+  EXPECT_EQ(again[4].written, 2);
+  EXPECT_EQ(store_->count(scope("kb")), total - 2 + 2);
+
+  auto chunks_of = [&](const std::string& name) {
+    std::set<int> out;
+    auto f = core::parse_filter_text(R"({"name": ")" + name + R"("})");
+    for (const auto& h : store_->query(scope("kb"), query(random_vec(rng), 10, f)))
+      out.insert(h.chunk_index);
+    return out;
+  };
+  EXPECT_EQ(chunks_of("d3"), (std::set<int>{0, 1}));
+  EXPECT_EQ(chunks_of("new"), (std::set<int>{0, 1}));
+  auto moved = store_->query(scope("kb"), query(random_vec(rng), 10,
+                                                core::parse_filter_text(R"({"g": 99})")));
+  ASSERT_EQ(moved.size(), 3u);
+  for (const auto& h : moved) EXPECT_EQ(h.doc_id, "d2");
+  auto top = store_->query(scope("kb"), query(next[1].chunks[0].vector, 1));
+  ASSERT_EQ(top.size(), 1u);
+  EXPECT_EQ(top[0].doc_id, "d1");
+  EXPECT_NEAR(top[0].score, 1.0, 1e-5);
+  EXPECT_TRUE(store_->upsert_many(scope("kb"), {}).empty());
+  EXPECT_EQ(store_->count(scope("kb")), total);
+}
+
+// Nothing of a call is written when any of its documents is refused.
+TEST_P(StoreContract, UpsertManyChecksEveryDocumentFirst) {
+  std::mt19937 rng(14);
+  auto good = [&](const std::string& id) { return doc(id, {random_vec(rng), random_vec(rng)}); };
+  std::vector<DocumentVectors> wrong_dims = {good("a"), good("b"), doc("c", {random_vec(rng, 12)})};
+  EXPECT_EQ(code_of([&] { store_->upsert_many(scope("kb"), wrong_dims); }),
+            Code::dimension_mismatch);
+  std::vector<DocumentVectors> twice = {good("a"), good("b"), good("a")};
+  EXPECT_EQ(code_of([&] { store_->upsert_many(scope("kb"), twice); }), Code::invalid_argument);
+  std::vector<DocumentVectors> repeated_chunk = {good("a"), good("b")};
+  repeated_chunk[1].chunks[1].chunk_index = 0;
+  EXPECT_EQ(code_of([&] { store_->upsert_many(scope("kb"), repeated_chunk); }),
+            Code::invalid_argument);
+  EXPECT_EQ(store_->count(scope("kb")), 0);
+  EXPECT_FALSE(store_->has(scope("kb"), "a"));
+  // The scope holds 16 dimensions now; a batch that claims 12 is refused whole.
+  store_->upsert(scope("kb"), good("z"));
+  std::vector<DocumentVectors> small = {doc("s1", {random_vec(rng, 12)}),
+                                        doc("s2", {random_vec(rng, 12)})};
+  EXPECT_EQ(code_of([&] { store_->upsert_many(Scope{"kb", "r1", 12}, small); }),
+            Code::dimension_mismatch);
+  EXPECT_EQ(store_->count(scope("kb")), 2);
+}
+
 std::unique_ptr<VectorStore> memory(const std::filesystem::path&) {
   return make_memory_store();
 }

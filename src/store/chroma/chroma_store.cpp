@@ -81,32 +81,14 @@ class ChromaStore final : public VectorStore {
   }
 
   UpsertResult upsert(const Scope& scope, const DocumentVectors& doc, Transaction*) override {
-    if (scope.dimensions <= 0)
-      throw Error(Code::invalid_argument, "the chroma store needs the scope's dimensions (> 0)",
-                  {{"store", "chroma"}});
-    std::set<int> indexes;
-    for (const auto& c : doc.chunks) {
-      if (c.vector.empty())
-        throw Error(Code::mode_unavailable,
-                    "the chroma store does not embed text: use the platform embedding mode",
-                    {{"store", "chroma"}});
-      if (c.vector.size() != static_cast<std::size_t>(scope.dimensions))
-        dimension_error("a vector of document " + doc.doc_id, c.vector.size(), scope.dimensions,
-                        scope);
-      if (!indexes.insert(c.chunk_index).second)
-        throw Error(Code::invalid_argument,
-                    "document " + doc.doc_id + " has chunk_index " + std::to_string(c.chunk_index) +
-                        " twice",
-                    {{"store", "chroma"}});
-    }
-    try {
-      return upsert_into(ensure_collection(scope), scope, doc);
-    } catch (const Error& e) {
-      // Dropped by someone else since we cached its id: forget it and create it again, once.
-      if (e.details().count("status") == 0 || e.details().at("status") != "404") throw;
-      forget(collection_name(scope.kb, scope.revision));
-      return upsert_into(ensure_collection(scope), scope, doc);
-    }
+    return write({&doc}, scope).front();
+  }
+
+  std::vector<UpsertResult> upsert_many(const Scope& scope, const std::vector<DocumentVectors>& docs,
+                                        Transaction*) override {
+    std::vector<const DocumentVectors*> all;
+    for (const auto& d : docs) all.push_back(&d);
+    return write(all, scope);
   }
 
   std::vector<StoreHit> query(const Scope& scope, const Query& q) const override {
@@ -316,43 +298,70 @@ class ChromaStore final : public VectorStore {
 
   // --- writes --------------------------------------------------------------------------------
 
-  UpsertResult upsert_into(const Collection& c, const Scope& scope, const DocumentVectors& doc) {
-    // What is stored for the document now: id -> metadata (the vector's hash included).
-    std::unordered_map<std::string, json> existing;
+  // Every document checked before any I/O, then written together (upsert_into).
+  std::vector<UpsertResult> write(const std::vector<const DocumentVectors*>& docs,
+                                  const Scope& scope) {
+    if (scope.dimensions <= 0)
+      throw Error(Code::invalid_argument, "the chroma store needs the scope's dimensions (> 0)",
+                  {{"store", "chroma"}});
+    check_upsert_batch("chroma", scope, docs, false);
+    if (docs.empty()) return {};
+    try {
+      return upsert_into(ensure_collection(scope), scope, docs);
+    } catch (const Error& e) {
+      // Dropped by someone else since we cached its id: forget it and create it again, once.
+      if (e.details().count("status") == 0 || e.details().at("status") != "404") throw;
+      forget(collection_name(scope.kb, scope.revision));
+      return upsert_into(ensure_collection(scope), scope, docs);
+    }
+  }
+
+  // What is stored for the documents now (one paged get for all of them), then the stale
+  // records' deletes and the changed records' upserts, each in batches of max_batch_size.
+  std::vector<UpsertResult> upsert_into(const Collection& c, const Scope& scope,
+                                        const std::vector<const DocumentVectors*>& docs) {
+    const std::string at = db_ + "/collections/" + path_segment(c.id);
     const int batch = batch_size();
+    std::unordered_map<std::string, json> existing;  // record id -> metadata (vector hash in it)
+    json doc_ids = json::array();
+    for (const auto* d : docs) doc_ids.push_back(d->doc_id);
+    const json where = docs.size() == 1 ? json{{kDocKey, docs[0]->doc_id}}
+                                        : json{{kDocKey, {{"$in", doc_ids}}}};
     for (int offset = 0;; offset += batch) {
-      json get = {{"where", {{kDocKey, doc.doc_id}}},
-                  {"limit", batch},
-                  {"offset", offset},
-                  {"include", {"metadatas"}}};
-      Reply r = http_.call("POST", db_ + "/collections/" + path_segment(c.id) + "/get", &get);
+      json get = {{"where", where}, {"limit", batch}, {"offset", offset}, {"include", {"metadatas"}}};
+      Reply r = http_.call("POST", at + "/get", &get);
       const json& ids = r.body["ids"];
       for (std::size_t i = 0; i < ids.size(); ++i)
         existing[ids[i].get<std::string>()] = r.body["metadatas"][i];
       if (ids.size() < static_cast<std::size_t>(batch)) break;
     }
 
-    const json user = flatten_metadata(doc.metadata);
-    UpsertResult res;
-    std::vector<std::size_t> changed;
-    std::vector<json> metas(doc.chunks.size());
+    std::vector<UpsertResult> res(docs.size());
+    struct Changed {
+      std::size_t doc;
+      std::size_t chunk;
+      json md;
+    };
+    std::vector<Changed> changed;
     std::set<std::string> keep;
-    for (std::size_t i = 0; i < doc.chunks.size(); ++i) {
-      const auto& ch = doc.chunks[i];
-      json md = user;
-      md[kKbKey] = scope.kb;
-      md[kDocKey] = doc.doc_id;
-      md[kIndexKey] = ch.chunk_index;
-      md[kChunkIdKey] = ch.chunk_id;
-      md[kVectorHashKey] = vector_hash(ch.vector);
-      const std::string rid = record_id(doc.doc_id, ch.chunk_index);
-      keep.insert(rid);
-      auto it = existing.find(rid);
-      if (it != existing.end() && it->second == md) {
-        ++res.skipped;
-      } else {
-        changed.push_back(i);
-        metas[i] = std::move(md);
+    for (std::size_t d = 0; d < docs.size(); ++d) {
+      const DocumentVectors& doc = *docs[d];
+      const json user = flatten_metadata(doc.metadata);
+      for (std::size_t i = 0; i < doc.chunks.size(); ++i) {
+        const auto& ch = doc.chunks[i];
+        json md = user;
+        md[kKbKey] = scope.kb;
+        md[kDocKey] = doc.doc_id;
+        md[kIndexKey] = ch.chunk_index;
+        md[kChunkIdKey] = ch.chunk_id;
+        md[kVectorHashKey] = vector_hash(ch.vector);
+        const std::string rid = record_id(doc.doc_id, ch.chunk_index);
+        keep.insert(rid);
+        auto it = existing.find(rid);
+        if (it != existing.end() && it->second == md)
+          ++res[d].skipped;
+        else
+          changed.push_back({d, i, std::move(md)});
       }
     }
 
@@ -364,24 +373,26 @@ class ChromaStore final : public VectorStore {
       for (std::size_t j = from; j < std::min(stale.size(), from + batch); ++j)
         part.push_back(stale[j]);
       json del = {{"ids", std::move(part)}};
-      http_.call("POST", db_ + "/collections/" + path_segment(c.id) + "/delete", &del);
+      http_.call("POST", at + "/delete", &del);
     }
 
     const bool b64 = base64_ok();
     for (std::size_t from = 0; from < changed.size(); from += static_cast<std::size_t>(batch)) {
       json ids = json::array(), embs = json::array(), mds = json::array();
-      for (std::size_t j = from; j < std::min(changed.size(), from + batch); ++j) {
-        const auto& ch = doc.chunks[changed[j]];
+      const std::size_t to = std::min(changed.size(), from + batch);
+      for (std::size_t j = from; j < to; ++j) {
+        const DocumentVectors& doc = *docs[changed[j].doc];
+        const auto& ch = doc.chunks[changed[j].chunk];
         ids.push_back(record_id(doc.doc_id, ch.chunk_index));
         if (b64)
           embs.push_back(base64_floats(ch.vector));
         else
           embs.push_back(ch.vector);
-        mds.push_back(std::move(metas[changed[j]]));
+        mds.push_back(std::move(changed[j].md));
       }
       json body = {{"ids", std::move(ids)}, {"embeddings", std::move(embs)}, {"metadatas", mds}};
-      http_.call("POST", db_ + "/collections/" + path_segment(c.id) + "/upsert", &body);
-      res.written += static_cast<int>(body["ids"].size());
+      http_.call("POST", at + "/upsert", &body);
+      for (std::size_t j = from; j < to; ++j) ++res[changed[j].doc].written;
     }
     return res;
   }

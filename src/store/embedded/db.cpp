@@ -165,7 +165,10 @@ std::int64_t VectorDb::bump_seq(const std::string& kb, const std::string& revisi
   return q.i64(0);
 }
 
-UpsertResult VectorDb::upsert(const Scope& scope, const DocumentVectors& doc) {
+namespace {
+
+// A document's chunks by index, after the checks every upsert makes before writing.
+std::map<int, const ChunkVector*> checked_chunks(const Scope& scope, const DocumentVectors& doc) {
   std::map<int, const ChunkVector*> wanted;
   for (const auto& c : doc.chunks) {
     if (scope.dimensions > 0 && c.vector.size() != static_cast<std::size_t>(scope.dimensions))
@@ -177,9 +180,33 @@ UpsertResult VectorDb::upsert(const Scope& scope, const DocumentVectors& doc) {
       throw Error(Code::invalid_argument, "chunk_index " + std::to_string(c.chunk_index) +
                                               " appears twice in document " + doc.doc_id);
   }
-  const std::string meta = doc.metadata.dump();
+  return wanted;
+}
+
+}  // namespace
+
+UpsertResult VectorDb::upsert(const Scope& scope, const DocumentVectors& doc) {
+  return upsert_many(scope, &doc, 1).front();
+}
+
+// Every document is checked first; then one write transaction for all of them.
+std::vector<UpsertResult> VectorDb::upsert_many(const Scope& scope, const DocumentVectors* docs,
+                                                std::size_t n) {
+  std::vector<std::map<int, const ChunkVector*>> wanted;
+  wanted.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) wanted.push_back(checked_chunks(scope, docs[i]));
   std::lock_guard lock(mu_);
   Txn txn(db_, "BEGIN IMMEDIATE");
+  std::vector<UpsertResult> out;
+  out.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) out.push_back(write_doc(scope, docs[i], wanted[i]));
+  txn.commit();
+  return out;
+}
+
+UpsertResult VectorDb::write_doc(const Scope& scope, const DocumentVectors& doc,
+                                 std::map<int, const ChunkVector*>& wanted) {
+  const std::string meta = doc.metadata.dump();
   bool scope_exists = false;
   {
     Q q(prepare("SELECT dims FROM scopes WHERE kb = ?1 AND revision = ?2"));
@@ -249,7 +276,6 @@ UpsertResult VectorDb::upsert(const Scope& scope, const DocumentVectors& doc) {
     q.bind(1, scope.kb).bind(2, scope.revision).bind(3, doc.doc_id).bind(4, meta).bind(5, seq);
     q.run();
   }
-  txn.commit();
   return result;
 }
 

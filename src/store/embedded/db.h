@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -50,6 +51,9 @@ class VectorDb {
   VectorDb& operator=(const VectorDb&) = delete;
 
   UpsertResult upsert(const Scope& scope, const DocumentVectors& doc);
+  // n documents in one write transaction (all checked before it begins).
+  std::vector<UpsertResult> upsert_many(const Scope& scope, const DocumentVectors* docs,
+                                        std::size_t n);
   int delete_document(const std::string& kb, const std::string& doc_id);
   int delete_where(const std::string& kb, const core::Filter& filter);
   // revision empty: every revision; else every revision except `keep_revision`.
@@ -94,6 +98,9 @@ class VectorDb {
   int delete_doc_rows(const std::string& kb, const std::string& revision,
                       const std::string& doc_id);
   std::int64_t bump_seq(const std::string& kb, const std::string& revision);
+  // One document's replacement inside the caller's write transaction.
+  UpsertResult write_doc(const Scope& scope, const DocumentVectors& doc,
+                         std::map<int, const ChunkVector*>& wanted);
 
   std::mutex mu_;
   sqlite3* db_ = nullptr;

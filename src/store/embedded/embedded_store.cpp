@@ -65,6 +65,13 @@ class EmbeddedStore final : public VectorStore {
     return db_->upsert(scope, doc);
   }
 
+  std::vector<UpsertResult> upsert_many(const Scope& scope, const std::vector<DocumentVectors>& docs,
+                                        Transaction*) override {
+    check(scope);
+    check_upsert_batch("embedded", scope, docs, false);
+    return db_->upsert_many(scope, docs.data(), docs.size());
+  }
+
   std::vector<StoreHit> query(const Scope& scope, const Query& q) const override {
     if (q.top_k <= 0) return {};
     check(scope);

@@ -61,47 +61,15 @@ class Store final : public PgvectorStore {
   }
 
   UpsertResult upsert(const Scope& scope, const DocumentVectors& doc, Transaction* txn) override {
-    validate_vectors(scope, doc);
-    return run(txn, [&](Tx& tx) {
-      ScopeInfo info = ensure_scope(tx, scope);
-      const std::string t = qualified(s_.schema, info.table);
-      std::map<int, std::pair<std::string, std::string>> stored;  // index -> (chunk_id, sha)
-      auto r =
-          exec(tx.conn,
-               "SELECT chunk_index, chunk_id, vec_sha FROM " + t + " WHERE kb = $1 AND doc_id = $2",
-               {scope.kb, doc.doc_id});
-      for (int i = 0; i < r.rows(); ++i)
-        stored[std::stoi(r.value(i, 0))] = {r.value(i, 1), r.value(i, 2)};
+    return write(scope, {&doc}, txn).front();
+  }
 
-      UpsertResult out;
-      std::vector<std::string> keep;
-      std::vector<const ChunkVector*> changed;
-      std::vector<std::string> shas;
-      for (const auto& c : doc.chunks) {
-        keep.push_back(std::to_string(c.chunk_index));
-        std::string sha = vector_sha(c.vector);
-        auto it = stored.find(c.chunk_index);
-        if (it != stored.end() && it->second.first == c.chunk_id && it->second.second == sha) {
-          ++out.skipped;
-        } else {
-          ++out.written;
-          changed.push_back(&c);
-          shas.push_back(std::move(sha));
-        }
-      }
-      const std::string meta = metadata_json(doc.metadata);
-      exec(tx.conn,
-           "DELETE FROM " + t + " WHERE kb = $1 AND doc_id = $2 AND chunk_index <> ALL($3::int[])",
-           {scope.kb, doc.doc_id, text_array_literal(keep)});
-      insert_batches(tx, t, scope.kb, doc.doc_id, meta, changed, shas);
-      if (out.skipped > 0)  // unchanged vectors still take the document's new metadata
-        exec(tx.conn,
-             "UPDATE " + t +
-                 " SET metadata = $3::jsonb WHERE kb = $1 AND doc_id = $2 AND "
-                 "metadata IS DISTINCT FROM $3::jsonb",
-             {scope.kb, doc.doc_id, meta});
-      return out;
-    });
+  std::vector<UpsertResult> upsert_many(const Scope& scope, const std::vector<DocumentVectors>& docs,
+                                        Transaction* txn) override {
+    std::vector<const DocumentVectors*> all;
+    all.reserve(docs.size());
+    for (const auto& d : docs) all.push_back(&d);
+    return write(scope, all, txn);
   }
 
   std::vector<StoreHit> query(const Scope& scope, const Query& q) const override {
@@ -349,26 +317,73 @@ class Store final : public PgvectorStore {
     exec(c, "SELECT pg_advisory_xact_lock(hashtext($1))", {"quarry-pgvector:" + s_.schema});
   }
 
-  void validate_vectors(const Scope& scope, const DocumentVectors& doc) const {
+  // Documents of one scope in one transaction (the caller's, when given): one read of what is
+  // stored, one delete of the chunks the documents no longer have, multi-row inserts of what
+  // changed, one metadata update for unchanged chunks. Every document is checked first.
+  std::vector<UpsertResult> write(const Scope& scope, const std::vector<const DocumentVectors*>& docs,
+                                  Transaction* txn) {
     if (scope.dimensions <= 0)
       throw Error(Code::invalid_argument, "a pgvector scope needs its dimensions (> 0)",
                   {{"field", "dimensions"}});
-    std::set<int> seen;
-    for (const auto& c : doc.chunks) {
-      if (c.vector.empty())
-        throw Error(Code::mode_unavailable,
-                    "the pgvector store does not embed text: give it vectors (embedding mode "
-                    "platform)",
-                    {{"store", "pgvector"}});
-      if (static_cast<int>(c.vector.size()) != scope.dimensions)
-        dimension_mismatch("the scope " + scope.kb + "/" + scope.revision, scope.dimensions,
-                           static_cast<int>(c.vector.size()));
-      if (!seen.insert(c.chunk_index).second)
-        throw Error(Code::invalid_argument,
-                    "document " + doc.doc_id + " has chunk_index " + std::to_string(c.chunk_index) +
-                        " twice",
-                    {{"field", "chunk_index"}});
-    }
+    check_upsert_batch("pgvector", scope, docs, false);
+    if (docs.empty()) return {};
+    return run(txn, [&](Tx& tx) {
+      ScopeInfo info = ensure_scope(tx, scope);
+      const std::string t = qualified(s_.schema, info.table);
+      std::vector<std::string> ids, metas;
+      std::map<std::string, std::size_t> pos;
+      for (std::size_t d = 0; d < docs.size(); ++d) {
+        ids.push_back(docs[d]->doc_id);
+        metas.push_back(metadata_json(docs[d]->metadata));
+        pos[docs[d]->doc_id] = d;
+      }
+      const std::string id_array = text_array_literal(ids);
+      // (doc, index) -> (chunk_id, sha)
+      std::map<std::pair<std::size_t, int>, std::pair<std::string, std::string>> stored;
+      auto r = exec(tx.conn,
+                    "SELECT doc_id, chunk_index, chunk_id, vec_sha FROM " + t +
+                        " WHERE kb = $1 AND doc_id = ANY($2::text[])",
+                    {scope.kb, id_array});
+      for (int i = 0; i < r.rows(); ++i)
+        stored[{pos.at(r.value(i, 0)), std::stoi(r.value(i, 1))}] = {r.value(i, 2), r.value(i, 3)};
+
+      std::vector<UpsertResult> out(docs.size());
+      std::vector<std::string> keep_docs, keep_indexes, touched_ids, touched_metas;
+      std::vector<Row> rows;
+      for (std::size_t d = 0; d < docs.size(); ++d) {
+        for (const auto& c : docs[d]->chunks) {
+          keep_docs.push_back(docs[d]->doc_id);
+          keep_indexes.push_back(std::to_string(c.chunk_index));
+          std::string sha = vector_sha(c.vector);
+          auto it = stored.find({d, c.chunk_index});
+          if (it != stored.end() && it->second.first == c.chunk_id && it->second.second == sha) {
+            ++out[d].skipped;
+          } else {
+            ++out[d].written;
+            rows.push_back({d, &c, std::move(sha)});
+          }
+        }
+        if (out[d].skipped > 0) {  // unchanged vectors still take the document's new metadata
+          touched_ids.push_back(docs[d]->doc_id);
+          touched_metas.push_back(metas[d]);
+        }
+      }
+      exec(tx.conn,
+           "DELETE FROM " + t +
+               " AS v WHERE kb = $1 AND doc_id = ANY($2::text[]) AND NOT EXISTS (SELECT 1 FROM "
+               "unnest($3::text[], $4::int[]) AS k(doc_id, chunk_index) WHERE k.doc_id = "
+               "v.doc_id AND k.chunk_index = v.chunk_index)",
+           {scope.kb, id_array, text_array_literal(keep_docs), text_array_literal(keep_indexes)});
+      insert_batches(tx, t, scope.kb, docs, metas, rows);
+      if (!touched_ids.empty())
+        exec(tx.conn,
+             "UPDATE " + t +
+                 " AS v SET metadata = m.metadata::jsonb FROM unnest($2::text[], $3::text[]) AS "
+                 "m(doc_id, metadata) WHERE v.kb = $1 AND v.doc_id = m.doc_id AND v.metadata IS "
+                 "DISTINCT FROM m.metadata::jsonb",
+             {scope.kb, text_array_literal(touched_ids), text_array_literal(touched_metas)});
+      return out;
+    });
   }
 
   std::optional<ScopeInfo> lookup(Tx& tx, const std::string& kb, const std::string& rev,
@@ -421,24 +436,37 @@ class Store final : public PgvectorStore {
     return info;
   }
 
+  struct Row {
+    std::size_t doc;  // index into the call's documents
+    const ChunkVector* chunk;
+    std::string sha;
+  };
+
   // Multi-row INSERT ... ON CONFLICT in batches of batch_rows (no COPY: PGlite lacks it, and
-  // an upsert needs ON CONFLICT anyway). kb, doc_id and metadata are shared parameters.
+  // an upsert needs ON CONFLICT anyway). A document's id and metadata are one parameter each
+  // per statement, however many of its chunks the statement carries.
   void insert_batches(Tx& tx, const std::string& t, const std::string& kb,
-                      const std::string& doc_id, const std::string& meta,
-                      const std::vector<const ChunkVector*>& rows,
-                      const std::vector<std::string>& shas) const {
+                      const std::vector<const DocumentVectors*>& docs,
+                      const std::vector<std::string>& metas, const std::vector<Row>& rows) const {
     const std::size_t batch = static_cast<std::size_t>(s_.batch_rows);
     for (std::size_t start = 0; start < rows.size(); start += batch) {
       SqlParams p;
       p.add(kb);
-      p.add(doc_id);
-      p.add(meta);
+      std::map<std::size_t, std::pair<std::string, std::string>> doc_params;  // id, metadata
       std::string values;
       for (std::size_t i = start; i < std::min(rows.size(), start + batch); ++i) {
-        const auto& c = *rows[i];
-        values += std::string(values.empty() ? "" : ", ") + "($1, $2, " +
+        const Row& row = rows[i];
+        auto it = doc_params.find(row.doc);
+        if (it == doc_params.end())
+          it = doc_params
+                   .emplace(row.doc, std::make_pair(p.add(docs[row.doc]->doc_id),
+                                                    p.add(metas[row.doc])))
+                   .first;
+        const auto& c = *row.chunk;
+        values += std::string(values.empty() ? "" : ", ") + "($1, " + it->second.first + ", " +
                   p.add(std::to_string(c.chunk_index)) + "::integer, " + p.add(c.chunk_id) + ", " +
-                  p.add(vector_literal(c.vector)) + "::vector, " + p.add(shas[i]) + ", $3::jsonb)";
+                  p.add(vector_literal(c.vector)) + "::vector, " + p.add(row.sha) + ", " +
+                  it->second.second + "::jsonb)";
       }
       exec(tx.conn,
            "INSERT INTO " + t +

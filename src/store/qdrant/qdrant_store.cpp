@@ -73,33 +73,14 @@ class QdrantStore final : public VectorStore {
   }
 
   UpsertResult upsert(const Scope& scope, const DocumentVectors& doc, Transaction*) override {
-    if (scope.dimensions <= 0)
-      throw Error(Code::invalid_argument, "the qdrant store needs the scope's dimensions (> 0)",
-                  {{"store", "qdrant"}});
-    std::set<int> indexes;
-    for (const auto& c : doc.chunks) {
-      if (c.vector.empty())
-        throw Error(Code::mode_unavailable,
-                    "the qdrant store does not embed text: use the platform embedding mode",
-                    {{"store", "qdrant"}});
-      if (c.vector.size() != static_cast<std::size_t>(scope.dimensions))
-        dimension_error("a vector of document " + doc.doc_id, c.vector.size(), scope.dimensions,
-                        scope);
-      if (!indexes.insert(c.chunk_index).second)
-        throw Error(Code::invalid_argument,
-                    "document " + doc.doc_id + " has chunk_index " + std::to_string(c.chunk_index) +
-                        " twice",
-                    {{"store", "qdrant"}});
-    }
-    const std::string name = ensure_collection(scope);
-    try {
-      return upsert_into(name, scope, doc);
-    } catch (const Error& e) {
-      // Dropped by someone else since we cached it: forget it and create it again, once.
-      if (e.details().count("status") == 0 || e.details().at("status") != "404") throw;
-      forget(name);
-      return upsert_into(ensure_collection(scope), scope, doc);
-    }
+    return write({&doc}, scope).front();
+  }
+
+  std::vector<UpsertResult> upsert_many(const Scope& scope, const std::vector<DocumentVectors>& docs,
+                                        Transaction*) override {
+    std::vector<const DocumentVectors*> all;
+    for (const auto& d : docs) all.push_back(&d);
+    return write(all, scope);
   }
 
   std::vector<StoreHit> query(const Scope& scope, const Query& q) const override {
@@ -312,13 +293,39 @@ class QdrantStore final : public VectorStore {
 
   // --- writes --------------------------------------------------------------------------------
 
-  // What is stored for the document now: point id -> content sha.
-  std::unordered_map<std::string, std::string> stored(const std::string& name,
-                                                      const std::string& kb,
-                                                      const std::string& doc_id) {
+  // Every document checked before any I/O, then written together (upsert_into).
+  std::vector<UpsertResult> write(const std::vector<const DocumentVectors*>& docs,
+                                  const Scope& scope) {
+    if (scope.dimensions <= 0)
+      throw Error(Code::invalid_argument, "the qdrant store needs the scope's dimensions (> 0)",
+                  {{"store", "qdrant"}});
+    check_upsert_batch("qdrant", scope, docs, false);
+    if (docs.empty()) return {};
+    const std::string name = ensure_collection(scope);
+    try {
+      return upsert_into(name, scope, docs);
+    } catch (const Error& e) {
+      // Dropped by someone else since we cached it: forget it and create it again, once.
+      if (e.details().count("status") == 0 || e.details().at("status") != "404") throw;
+      forget(name);
+      return upsert_into(ensure_collection(scope), scope, docs);
+    }
+  }
+
+  // What is stored for the documents now: point id -> content sha (one paged scroll).
+  std::unordered_map<std::string, std::string> stored(
+      const std::string& name, const std::string& kb,
+      const std::vector<const DocumentVectors*>& docs) {
     std::unordered_map<std::string, std::string> out;
     json offset;  // null: from the start
-    json doc = {{"key", kDocKey}, {"match", {{"value", doc_id}}}};
+    json doc;
+    if (docs.size() == 1) {
+      doc = {{"key", kDocKey}, {"match", {{"value", docs[0]->doc_id}}}};
+    } else {
+      json any = json::array();
+      for (const auto* d : docs) any.push_back(d->doc_id);
+      doc = {{"key", kDocKey}, {"match", {{"any", std::move(any)}}}};
+    }
     do {
       json body = {{"filter", kb_filter(kb, doc)},
                    {"limit", s_.batch_size},
@@ -337,37 +344,42 @@ class QdrantStore final : public VectorStore {
     return out;
   }
 
-  UpsertResult upsert_into(const std::string& name, const Scope& scope,
-                           const DocumentVectors& doc) {
-    auto existing = stored(name, scope.kb, doc.doc_id);
-    const json meta = payload_metadata(doc.metadata);
-    const json has = present_paths(doc.metadata);
-    UpsertResult res;
+  std::vector<UpsertResult> upsert_into(const std::string& name, const Scope& scope,
+                                        const std::vector<const DocumentVectors*>& docs) {
+    auto existing = stored(name, scope.kb, docs);
+    std::vector<UpsertResult> res(docs.size());
     std::set<std::string> keep;
     json points = json::array();
-    for (const auto& ch : doc.chunks) {
-      json pl = {{kKbKey, scope.kb},
-                 {kRevisionKey, scope.revision},
-                 {kDocKey, doc.doc_id},
-                 {kIndexKey, ch.chunk_index},
-                 {kChunkIdKey, ch.chunk_id},
-                 {kHasKey, has},
-                 {kMetaKey, meta}};
-      pl[kShaKey] = content_sha(ch.vector, pl);
-      std::string id = point_id(scope.kb, doc.doc_id, ch.chunk_index);
-      keep.insert(id);
-      auto it = existing.find(id);
-      if (it != existing.end() && it->second == pl[kShaKey]) {
-        ++res.skipped;
-        continue;
+    std::vector<std::size_t> owner;  // points[i] belongs to docs[owner[i]]
+    for (std::size_t d = 0; d < docs.size(); ++d) {
+      const DocumentVectors& doc = *docs[d];
+      const json meta = payload_metadata(doc.metadata);
+      const json has = present_paths(doc.metadata);
+      for (const auto& ch : doc.chunks) {
+        json pl = {{kKbKey, scope.kb},
+                   {kRevisionKey, scope.revision},
+                   {kDocKey, doc.doc_id},
+                   {kIndexKey, ch.chunk_index},
+                   {kChunkIdKey, ch.chunk_id},
+                   {kHasKey, has},
+                   {kMetaKey, meta}};
+        pl[kShaKey] = content_sha(ch.vector, pl);
+        std::string id = point_id(scope.kb, doc.doc_id, ch.chunk_index);
+        keep.insert(id);
+        auto it = existing.find(id);
+        if (it != existing.end() && it->second == pl[kShaKey]) {
+          ++res[d].skipped;
+          continue;
+        }
+        points.push_back({{"id", id}, {"vector", ch.vector}, {"payload", std::move(pl)}});
+        owner.push_back(d);
       }
-      points.push_back({{"id", id}, {"vector", ch.vector}, {"payload", std::move(pl)}});
     }
 
     json stale = json::array();
     for (const auto& [id, sha] : existing)
       if (!keep.count(id)) stale.push_back(id);
-    if (!stale.empty()) {  // chunks the document no longer has
+    if (!stale.empty()) {  // chunks the documents no longer have
       json body = {{"points", std::move(stale)}};
       http_.call("POST", path(name, "/points/delete?wait=true"), &body);
     }
@@ -375,11 +387,11 @@ class QdrantStore final : public VectorStore {
     const auto batch = static_cast<std::size_t>(s_.batch_size);
     for (std::size_t from = 0; from < points.size(); from += batch) {
       json part = json::array();
-      for (std::size_t j = from; j < std::min(points.size(), from + batch); ++j)
-        part.push_back(std::move(points[j]));
+      const std::size_t to = std::min(points.size(), from + batch);
+      for (std::size_t j = from; j < to; ++j) part.push_back(std::move(points[j]));
       json body = {{"points", std::move(part)}};
       http_.call("PUT", path(name, "/points?wait=true"), &body);
-      res.written += static_cast<int>(body["points"].size());
+      for (std::size_t j = from; j < to; ++j) ++res[owner[j]].written;
     }
     return res;
   }
