@@ -1,6 +1,8 @@
 // quarry-bench ann [--n 100000] [--dim 384] [--queries 200] [--data DIR] [--configs M:efC:ef,...]
 //                  [--quantization f32] [--md5 FILE] [--skip-exact] [--threads 1,2]
 //                  [--batch 64] [--store chroma|pgvector|qdrant --store-settings JSON]
+//                  [--store pgvector-direct --store-settings '{"dsn_secret": ENV, "mode":
+//                   "plain"|"same_sql"}']   (a hand-written libpq peer, pg_direct.h)
 //                  (bench/stores.sh runs the direct peers too)
 // The embedded vector store measured through the VectorStore API on the peers' shared synthetic
 // dataset (../shared/peers/README.md: same files, same metrics, same JSON fields), so its rows
@@ -21,6 +23,7 @@
 
 #include "bench.h"
 #include "core/secret_store.h"
+#include "pg_direct.h"
 #include "store/embedded/embedded_store.h"
 #include "store/vector_store.h"
 
@@ -285,15 +288,21 @@ int run_store(const Data& data, const Args& args, const std::string& check) {
   nlohmann::json settings = nlohmann::json::parse(args.get("store-settings", "{}"));
   fs::path work = fs::temp_directory_path() / ("quarry-ann-store-" + std::to_string(::getpid()));
   const int batch = static_cast<int>(args.num("batch", 64));
-  auto s = store::StoreRegistry::builtin().create(
-      id, settings, store::StoreContext{work.string(), core::secret_lookup(work.string())});
+  auto secret = core::secret_lookup(work.string());
+  auto s = id == "pgvector-direct" ? make_pg_direct(secret(settings.value("dsn_secret", "")),
+                                                    settings.value("mode", "plain"), data.d)
+                                   : store::StoreRegistry::builtin().create(
+                                         id, settings, store::StoreContext{work.string(), secret});
   s->delete_kb(kScopeOf(data.d).kb);
   Result r;
-  r.peer = "quarry " + id + " store, through the VectorStore port";
+  r.peer = id == "pgvector-direct"
+               ? "pgvector direct (libpq by hand, " + settings.value("mode", "plain") + ")"
+               : "quarry " + id + " store, through the VectorStore port";
   double upsert_s = 0;
   r.build_s = build(*s, data, &upsert_s, batch);
   run_queries(*s, data, r);
-  r.note = std::to_string(batch) + " documents per upsert_many; " + settings.dump() + "; RSS is this client's; " + check;
+  r.note = std::to_string(batch) + " documents per upsert_many; " + settings.dump() +
+           "; RSS is this client's; " + check;
   std::vector<std::string> table = {
       "| store | build s | build vec/s | p50 ms | p99 ms | recall@10 | client RSS MB (peak) | - | "
       "note |",
@@ -330,7 +339,8 @@ int run_ann(const Args& args) {
   data.base = read_all<float>(base, static_cast<std::size_t>(data.n) * data.d);
   data.queries = read_all<float>(queries, static_cast<std::size_t>(kQ) * data.d);
   data.gt = read_all<std::int32_t>(gt, static_cast<std::size_t>(kQ) * kK);
-  if (args.kv.count("store") && args.get("store") != "embedded") return run_store(data, args, check);
+  if (args.kv.count("store") && args.get("store") != "embedded")
+    return run_store(data, args, check);
 
   std::vector<std::string> table = {
       "| config | build s | build vec/s | p50 ms | p99 ms | recall@10 | RSS MB (peak) | cold open "

@@ -35,8 +35,9 @@ void check_upsert_batch(const std::string& store, const Scope& scope,
     const DocumentVectors& d = *p;
     if (!ids.insert(d.doc_id).second)
       throw Error(Code::invalid_argument,
-                  "document " + d.doc_id + " appears twice in one upsert_many call; send one "
-                  "entry per document",
+                  "document " + d.doc_id +
+                      " appears twice in one upsert_many call; send one "
+                      "entry per document",
                   {{"store", store}, {"doc_id", d.doc_id}});
     std::unordered_set<int> indexes;
     for (const auto& c : d.chunks) {
@@ -49,10 +50,9 @@ void check_upsert_batch(const std::string& store, const Scope& scope,
       if (!c.vector.empty() && scope.dimensions > 0 &&
           c.vector.size() != static_cast<std::size_t>(scope.dimensions))
         throw Error(Code::dimension_mismatch,
-                    "a vector of document " + d.doc_id + " has " +
-                        std::to_string(c.vector.size()) + " dimensions but KB " + scope.kb +
-                        " revision " + scope.revision + " holds " +
-                        std::to_string(scope.dimensions) +
+                    "a vector of document " + d.doc_id + " has " + std::to_string(c.vector.size()) +
+                        " dimensions but KB " + scope.kb + " revision " + scope.revision +
+                        " holds " + std::to_string(scope.dimensions) +
                         "-dimension vectors; re-embed with the revision's embedder",
                     {{"store", store},
                      {"expected", std::to_string(scope.dimensions)},

@@ -39,7 +39,7 @@ struct Scope {
 
 struct ChunkVector {
   int chunk_index = 0;
-  std::string chunk_id;  // the chunk's citation UUID
+  std::string chunk_id;       // the chunk's citation UUID
   std::vector<float> vector;  // dimensions long (platform mode); empty in plugin mode
   std::string text;           // for stores that embed on write; may be empty otherwise
 };
@@ -144,7 +144,7 @@ using StoreFactory = std::function<std::unique_ptr<VectorStore>(const nlohmann::
 
 class StoreRegistry {
  public:
-  static StoreRegistry& builtin();  // "embedded", "memory"
+  static StoreRegistry& builtin();                  // "embedded", "memory"
   void add(const std::string& id, StoreFactory f);  // invalid_argument on empty id / duplicate
   bool has(const std::string& id) const { return factories_.count(id) > 0; }
   std::vector<std::string> ids() const;

@@ -442,8 +442,8 @@ TEST_P(StoreContract, UpsertManyEqualsOneByOne) {
   };
   EXPECT_EQ(chunks_of("d3"), (std::set<int>{0, 1}));
   EXPECT_EQ(chunks_of("new"), (std::set<int>{0, 1}));
-  auto moved = store_->query(scope("kb"), query(random_vec(rng), 10,
-                                                core::parse_filter_text(R"({"g": 99})")));
+  auto moved = store_->query(scope("kb"),
+                             query(random_vec(rng), 10, core::parse_filter_text(R"({"g": 99})")));
   ASSERT_EQ(moved.size(), 3u);
   for (const auto& h : moved) EXPECT_EQ(h.doc_id, "d2");
   auto top = store_->query(scope("kb"), query(next[1].chunks[0].vector, 1));
@@ -473,7 +473,9 @@ TEST_P(StoreContract, UpsertManyChecksEveryDocumentFirst) {
   store_->upsert(scope("kb"), good("z"));
   std::vector<DocumentVectors> small = {doc("s1", {random_vec(rng, 12)}),
                                         doc("s2", {random_vec(rng, 12)})};
-  EXPECT_EQ(code_of([&] { store_->upsert_many(Scope{"kb", "r1", 12}, small); }),
+  EXPECT_EQ(code_of([&] {
+              store_->upsert_many(Scope{"kb", "r1", 12}, small);
+            }),
             Code::dimension_mismatch);
   EXPECT_EQ(store_->count(scope("kb")), 2);
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <charconv>
+#include <cstring>
 
 #include "quarry/error.h"
 #include "store/pgvector/pg_sql.h"
@@ -152,6 +153,34 @@ TEST(PgSql, VectorLiteralsRoundTripFloatsExactly) {
   }
   EXPECT_EQ(back, v);
   EXPECT_EQ(vector_literal({}), "[]");
+}
+
+// pgvector's vector_recv: uint16 dimensions, uint16 unused (0), then big-endian float32s.
+TEST(PgSql, BinaryVectorsAreBigEndianWithTheDimensionsFirst) {
+  std::vector<float> v = {1.0f, -2.5f, 0.1f};
+  std::string b = vector_binary(v);
+  ASSERT_EQ(b.size(), 4u + 4 * v.size());
+  auto byte = [&](std::size_t i) { return static_cast<unsigned char>(b[i]); };
+  EXPECT_EQ(byte(0), 0);
+  EXPECT_EQ(byte(1), 3);
+  EXPECT_EQ(byte(2), 0);
+  EXPECT_EQ(byte(3), 0);
+  EXPECT_EQ(byte(4), 0x3f);  // 1.0f = 0x3f800000
+  EXPECT_EQ(byte(5), 0x80);
+  EXPECT_EQ(byte(6), 0x00);
+  EXPECT_EQ(byte(7), 0x00);
+  EXPECT_EQ(byte(8), 0xc0);  // -2.5f = 0xc0200000
+  EXPECT_EQ(byte(9), 0x20);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    std::uint32_t u = 0;
+    for (int k = 0; k < 4; ++k) u = (u << 8) | byte(4 + 4 * i + static_cast<std::size_t>(k));
+    float f;
+    std::memcpy(&f, &u, 4);
+    EXPECT_EQ(f, v[i]);
+  }
+  std::vector<float> wide(1000, 0.5f);
+  std::string w = vector_binary(wide);
+  EXPECT_EQ(static_cast<unsigned char>(w[0]) * 256 + static_cast<unsigned char>(w[1]), 1000);
 }
 
 TEST(PgSql, MetadataNumbersAreWrittenSoSqlComparesThemLikeTheReference) {

@@ -84,7 +84,8 @@ class ChromaStore final : public VectorStore {
     return write({&doc}, scope).front();
   }
 
-  std::vector<UpsertResult> upsert_many(const Scope& scope, const std::vector<DocumentVectors>& docs,
+  std::vector<UpsertResult> upsert_many(const Scope& scope,
+                                        const std::vector<DocumentVectors>& docs,
                                         Transaction*) override {
     std::vector<const DocumentVectors*> all;
     for (const auto& d : docs) all.push_back(&d);
@@ -325,10 +326,11 @@ class ChromaStore final : public VectorStore {
     std::unordered_map<std::string, json> existing;  // record id -> metadata (vector hash in it)
     json doc_ids = json::array();
     for (const auto* d : docs) doc_ids.push_back(d->doc_id);
-    const json where = docs.size() == 1 ? json{{kDocKey, docs[0]->doc_id}}
-                                        : json{{kDocKey, {{"$in", doc_ids}}}};
+    const json where =
+        docs.size() == 1 ? json{{kDocKey, docs[0]->doc_id}} : json{{kDocKey, {{"$in", doc_ids}}}};
     for (int offset = 0;; offset += batch) {
-      json get = {{"where", where}, {"limit", batch}, {"offset", offset}, {"include", {"metadatas"}}};
+      json get = {
+          {"where", where}, {"limit", batch}, {"offset", offset}, {"include", {"metadatas"}}};
       Reply r = http_.call("POST", at + "/get", &get);
       const json& ids = r.body["ids"];
       for (std::size_t i = 0; i < ids.size(); ++i)

@@ -65,7 +65,8 @@ class EmbeddedStore final : public VectorStore {
     return db_->upsert(scope, doc);
   }
 
-  std::vector<UpsertResult> upsert_many(const Scope& scope, const std::vector<DocumentVectors>& docs,
+  std::vector<UpsertResult> upsert_many(const Scope& scope,
+                                        const std::vector<DocumentVectors>& docs,
                                         Transaction*) override {
     check(scope);
     check_upsert_batch("embedded", scope, docs, false);

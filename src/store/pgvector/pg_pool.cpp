@@ -25,13 +25,25 @@ std::string describe(PGconn* conn) {
 }
 
 PgResult exec(PGconn* conn, const std::string& sql, const std::vector<std::string>& params) {
+  return exec(conn, sql, params, {});
+}
+
+PgResult exec(PGconn* conn, const std::string& sql, const std::vector<std::string>& params,
+              const std::vector<int>& formats) {
   std::vector<const char*> values;
+  std::vector<int> lengths;
   values.reserve(params.size());
-  for (const auto& p : params) values.push_back(p.c_str());
-  PGresult* r = params.empty() && sql.find('$') == std::string::npos
-                    ? PQexec(conn, sql.c_str())
-                    : PQexecParams(conn, sql.c_str(), static_cast<int>(values.size()), nullptr,
-                                   values.data(), nullptr, nullptr, 0);
+  lengths.reserve(params.size());
+  for (const auto& p : params) {
+    values.push_back(p.c_str());
+    lengths.push_back(static_cast<int>(p.size()));
+  }
+  const bool binary = !formats.empty();
+  PGresult* r =
+      params.empty() && sql.find('$') == std::string::npos
+          ? PQexec(conn, sql.c_str())
+          : PQexecParams(conn, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(),
+                         binary ? lengths.data() : nullptr, binary ? formats.data() : nullptr, 0);
   PgResult result(r);
   auto status = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;

@@ -38,6 +38,10 @@ class PgResult {
 // Error(upstream_error) with the server's message and SQLSTATE (detail "sqlstate"), or
 // Error(engine_unavailable) with detail kConnectionLost when the connection broke.
 PgResult exec(PGconn* conn, const std::string& sql, const std::vector<std::string>& params = {});
+// The same with a format per parameter: 1 sends that value in the type's binary form (e.g. a
+// vector as pgvector's vector_recv reads it), 0 as text.
+PgResult exec(PGconn* conn, const std::string& sql, const std::vector<std::string>& params,
+              const std::vector<int>& formats);
 
 // "database 'x' on host:port": names a server in messages without the DSN (it may hold a password).
 std::string describe(PGconn* conn);

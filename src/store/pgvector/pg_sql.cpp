@@ -4,7 +4,9 @@
 #include <charconv>
 #include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <set>
 
@@ -291,6 +293,13 @@ std::string query_settings_sql(const PgSettings& s, int top_k, bool iterative_sc
 
 std::string SqlParams::add(std::string value) {
   values_.push_back(std::move(value));
+  formats_.push_back(0);
+  return "$" + std::to_string(values_.size());
+}
+
+std::string SqlParams::add_binary(std::string value) {
+  values_.push_back(std::move(value));
+  formats_.push_back(1);
   return "$" + std::to_string(values_.size());
 }
 
@@ -318,6 +327,21 @@ std::string vector_literal(const std::vector<float>& v) {
     out.append(buf, r.ptr);
   }
   return out + "]";
+}
+
+std::string vector_binary(const std::vector<float>& v) {
+  std::string out(4 + 4 * v.size(), '\0');
+  auto put16 = [&](std::size_t at, std::uint16_t x) {
+    out[at] = static_cast<char>(x >> 8);
+    out[at + 1] = static_cast<char>(x & 0xff);
+  };
+  put16(0, static_cast<std::uint16_t>(v.size()));
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    std::uint32_t u;
+    std::memcpy(&u, &v[i], 4);
+    for (int b = 0; b < 4; ++b) out[4 + 4 * i + b] = static_cast<char>(u >> (24 - 8 * b));
+  }
+  return out;
 }
 
 std::string text_array_literal(const std::vector<std::string>& items) {

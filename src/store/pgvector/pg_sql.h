@@ -67,11 +67,14 @@ std::string query_settings_sql(const PgSettings& s, int top_k, bool iterative_sc
 // Collects parameter values; add() returns the placeholder ("$3") for the value it stored.
 class SqlParams {
  public:
-  std::string add(std::string value);
+  std::string add(std::string value);         // sent as text
+  std::string add_binary(std::string value);  // sent in the type's binary form
   const std::vector<std::string>& values() const { return values_; }
+  const std::vector<int>& formats() const { return formats_; }  // 1 binary, 0 text
 
  private:
   std::vector<std::string> values_;
+  std::vector<int> formats_;
 };
 
 // The filter as a boolean SQL expression over `column` (jsonb). An empty filter gives "TRUE".
@@ -87,6 +90,9 @@ std::string metadata_json(const nlohmann::json& metadata);
 // pgvector's text form of a vector, "[1,0.5,...]": shortest round-trip floats, so the server
 // stores exactly the floats it was given.
 std::string vector_literal(const std::vector<float>& v);
+// The vector in pgvector's binary wire form (vector_recv): int16 dimensions, int16 unused, then
+// the float32s, all big-endian. Parsing it costs the server nothing next to the text literal.
+std::string vector_binary(const std::vector<float>& v);
 // A text[] literal ({"a","b"}) for path parameters.
 std::string text_array_literal(const std::vector<std::string>& items);
 // "0.8.1" -> true when >= major.minor.

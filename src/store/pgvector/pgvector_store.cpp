@@ -64,7 +64,8 @@ class Store final : public PgvectorStore {
     return write(scope, {&doc}, txn).front();
   }
 
-  std::vector<UpsertResult> upsert_many(const Scope& scope, const std::vector<DocumentVectors>& docs,
+  std::vector<UpsertResult> upsert_many(const Scope& scope,
+                                        const std::vector<DocumentVectors>& docs,
                                         Transaction* txn) override {
     std::vector<const DocumentVectors*> all;
     all.reserve(docs.size());
@@ -83,41 +84,45 @@ class Store final : public PgvectorStore {
     if (static_cast<int>(q.vector.size()) != scope.dimensions)
       dimension_mismatch("the scope " + scope.kb + "/" + scope.revision, scope.dimensions,
                          static_cast<int>(q.vector.size()));
-    return run(nullptr, [&](Tx& tx) -> std::vector<StoreHit> {
-      auto info = lookup(tx, scope.kb, scope.revision);
-      if (!info) return {};
-      if (info->dimensions != scope.dimensions)
-        dimension_mismatch("the scope " + scope.kb + "/" + scope.revision, info->dimensions,
-                           scope.dimensions);
-      exec(tx.conn, query_settings_sql(s_, q.top_k, iterative_));
-      SqlParams p;
-      p.add(scope.kb);
-      p.add(vector_literal(q.vector));
-      std::string where = filter_sql(q.filter, p);
-      std::string limit = p.add(std::to_string(q.top_k));
-      // The inner query is what the index serves (ORDER BY distance LIMIT k); an iterative
-      // relaxed_order scan may return it slightly out of order, so the outer one re-sorts.
-      auto r = exec(tx.conn,
-                    "WITH hits AS MATERIALIZED (SELECT doc_id, chunk_index, chunk_id, "
-                    "embedding <=> $2::vector AS distance FROM " +
-                        qualified(s_.schema, info->table) + " WHERE kb = $1 AND " + where +
-                        " ORDER BY embedding <=> $2::vector LIMIT " + limit +
-                        "::integer) SELECT doc_id, chunk_index, chunk_id, distance FROM hits "
-                        "ORDER BY distance, doc_id, chunk_index",
-                    p.values());
-      std::vector<StoreHit> hits;
-      hits.reserve(static_cast<std::size_t>(r.rows()));
-      for (int i = 0; i < r.rows(); ++i) {
-        StoreHit h;
-        h.doc_id = r.value(i, 0);
-        h.chunk_index = std::stoi(r.value(i, 1));
-        h.chunk_id = r.value(i, 2);
-        h.raw_score = std::stod(r.value(i, 3));
-        h.score = cosine_score(h.raw_score);
-        hits.push_back(std::move(h));
-      }
-      return hits;
-    });
+    // SET LOCAL travels with BEGIN: one round trip fewer per query.
+    const std::string settings = query_settings_sql(s_, q.top_k, iterative_);
+    return run(
+        nullptr,
+        [&](Tx& tx) -> std::vector<StoreHit> {
+          auto info = lookup(tx, scope.kb, scope.revision);
+          if (!info) return {};
+          if (info->dimensions != scope.dimensions)
+            dimension_mismatch("the scope " + scope.kb + "/" + scope.revision, info->dimensions,
+                               scope.dimensions);
+          SqlParams p;
+          p.add(scope.kb);
+          p.add_binary(vector_binary(q.vector));
+          std::string where = filter_sql(q.filter, p);
+          std::string limit = p.add(std::to_string(q.top_k));
+          // The inner query is what the index serves (ORDER BY distance LIMIT k); an iterative
+          // relaxed_order scan may return it slightly out of order, so the outer one re-sorts.
+          auto r = exec(tx.conn,
+                        "WITH hits AS MATERIALIZED (SELECT doc_id, chunk_index, chunk_id, "
+                        "embedding <=> $2::vector AS distance FROM " +
+                            qualified(s_.schema, info->table) + " WHERE kb = $1 AND " + where +
+                            " ORDER BY embedding <=> $2::vector LIMIT " + limit +
+                            "::integer) SELECT doc_id, chunk_index, chunk_id, distance FROM hits "
+                            "ORDER BY distance, doc_id, chunk_index",
+                        p.values(), p.formats());
+          std::vector<StoreHit> hits;
+          hits.reserve(static_cast<std::size_t>(r.rows()));
+          for (int i = 0; i < r.rows(); ++i) {
+            StoreHit h;
+            h.doc_id = r.value(i, 0);
+            h.chunk_index = std::stoi(r.value(i, 1));
+            h.chunk_id = r.value(i, 2);
+            h.raw_score = std::stod(r.value(i, 3));
+            h.score = cosine_score(h.raw_score);
+            hits.push_back(std::move(h));
+          }
+          return hits;
+        },
+        settings);
   }
 
   int delete_document(const std::string& kb, const std::string& doc_id, Transaction* txn) override {
@@ -224,8 +229,11 @@ class Store final : public PgvectorStore {
  private:
   // Runs fn in the caller's PgTransaction, or in one of our own (BEGIN ... COMMIT) that is
   // retried once when the connection was lost or a cached table vanished (dropped elsewhere).
+  // `begin_with`: statements (SET LOCAL ...) run first in the transaction; sent with BEGIN
+  // when the transaction is ours.
   template <typename F>
-  auto run(Transaction* txn, F&& fn) const -> decltype(fn(std::declval<Tx&>())) {
+  auto run(Transaction* txn, F&& fn, const std::string& begin_with = {}) const
+      -> decltype(fn(std::declval<Tx&>())) {
     check();
     if (auto* pg = dynamic_cast<PgTransaction*>(txn)) {
       if (!pg->open())
@@ -233,13 +241,14 @@ class Store final : public PgvectorStore {
                     "the pgvector transaction was already committed "
                     "or rolled back; begin a new one");
       Tx tx{pg->connection(), false};
+      if (!begin_with.empty()) exec(tx.conn, begin_with);
       return fn(tx);
     }
     for (int attempt = 0;; ++attempt) {
       try {
         auto lease = pool_->acquire();
         Tx tx{lease.get(), true};
-        exec(tx.conn, "BEGIN");
+        exec(tx.conn, begin_with.empty() ? "BEGIN" : "BEGIN;" + begin_with);
         try {
           auto result = fn(tx);
           exec(tx.conn, "COMMIT");
@@ -320,7 +329,8 @@ class Store final : public PgvectorStore {
   // Documents of one scope in one transaction (the caller's, when given): one read of what is
   // stored, one delete of the chunks the documents no longer have, multi-row inserts of what
   // changed, one metadata update for unchanged chunks. Every document is checked first.
-  std::vector<UpsertResult> write(const Scope& scope, const std::vector<const DocumentVectors*>& docs,
+  std::vector<UpsertResult> write(const Scope& scope,
+                                  const std::vector<const DocumentVectors*>& docs,
                                   Transaction* txn) {
     if (scope.dimensions <= 0)
       throw Error(Code::invalid_argument, "a pgvector scope needs its dimensions (> 0)",
@@ -459,13 +469,13 @@ class Store final : public PgvectorStore {
         auto it = doc_params.find(row.doc);
         if (it == doc_params.end())
           it = doc_params
-                   .emplace(row.doc, std::make_pair(p.add(docs[row.doc]->doc_id),
-                                                    p.add(metas[row.doc])))
+                   .emplace(row.doc,
+                            std::make_pair(p.add(docs[row.doc]->doc_id), p.add(metas[row.doc])))
                    .first;
         const auto& c = *row.chunk;
         values += std::string(values.empty() ? "" : ", ") + "($1, " + it->second.first + ", " +
                   p.add(std::to_string(c.chunk_index)) + "::integer, " + p.add(c.chunk_id) + ", " +
-                  p.add(vector_literal(c.vector)) + "::vector, " + p.add(row.sha) + ", " +
+                  p.add_binary(vector_binary(c.vector)) + "::vector, " + p.add(row.sha) + ", " +
                   it->second.second + "::jsonb)";
       }
       exec(tx.conn,
@@ -475,7 +485,7 @@ class Store final : public PgvectorStore {
                " ON CONFLICT (kb, doc_id, chunk_index) DO UPDATE SET chunk_id = "
                "EXCLUDED.chunk_id, embedding = EXCLUDED.embedding, vec_sha = EXCLUDED.vec_sha, "
                "metadata = EXCLUDED.metadata",
-           p.values());
+           p.values(), p.formats());
     }
   }
 

@@ -76,7 +76,8 @@ class QdrantStore final : public VectorStore {
     return write({&doc}, scope).front();
   }
 
-  std::vector<UpsertResult> upsert_many(const Scope& scope, const std::vector<DocumentVectors>& docs,
+  std::vector<UpsertResult> upsert_many(const Scope& scope,
+                                        const std::vector<DocumentVectors>& docs,
                                         Transaction*) override {
     std::vector<const DocumentVectors*> all;
     for (const auto& d : docs) all.push_back(&d);
