@@ -22,10 +22,7 @@ bool VectorStore::is_available() const {
 
 void check_upsert_batch(const std::string& store, const Scope& scope,
                         const std::vector<DocumentVectors>& docs, bool vectors_optional) {
-  std::vector<const DocumentVectors*> all;
-  all.reserve(docs.size());
-  for (const auto& d : docs) all.push_back(&d);
-  check_upsert_batch(store, scope, all, vectors_optional);
+  check_upsert_batch(store, scope, pointers_to(docs), vectors_optional);
 }
 
 void check_upsert_batch(const std::string& store, const Scope& scope,

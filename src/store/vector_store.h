@@ -124,6 +124,13 @@ class VectorStore {
 // `store` names the store in the errors.
 void check_upsert_batch(const std::string& store, const Scope& scope,
                         const std::vector<const DocumentVectors*>& docs, bool vectors_optional);
+// The batch as pointers (stores write a single upsert and a page through one path).
+inline std::vector<const DocumentVectors*> pointers_to(const std::vector<DocumentVectors>& docs) {
+  std::vector<const DocumentVectors*> out;
+  out.reserve(docs.size());
+  for (const auto& d : docs) out.push_back(&d);
+  return out;
+}
 // The same over a batch as upsert_many takes it.
 void check_upsert_batch(const std::string& store, const Scope& scope,
                         const std::vector<DocumentVectors>& docs, bool vectors_optional);

@@ -67,10 +67,7 @@ class Store final : public PgvectorStore {
   std::vector<UpsertResult> upsert_many(const Scope& scope,
                                         const std::vector<DocumentVectors>& docs,
                                         Transaction* txn) override {
-    std::vector<const DocumentVectors*> all;
-    all.reserve(docs.size());
-    for (const auto& d : docs) all.push_back(&d);
-    return write(scope, all, txn);
+    return write(scope, pointers_to(docs), txn);
   }
 
   std::vector<StoreHit> query(const Scope& scope, const Query& q) const override {

@@ -79,9 +79,7 @@ class QdrantStore final : public VectorStore {
   std::vector<UpsertResult> upsert_many(const Scope& scope,
                                         const std::vector<DocumentVectors>& docs,
                                         Transaction*) override {
-    std::vector<const DocumentVectors*> all;
-    for (const auto& d : docs) all.push_back(&d);
-    return write(all, scope);
+    return write(pointers_to(docs), scope);
   }
 
   std::vector<StoreHit> query(const Scope& scope, const Query& q) const override {
