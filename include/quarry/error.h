@@ -33,6 +33,7 @@ enum class Code {
   content_too_large,  // a chunk is longer than the embedder accepts (permanent per document)
   input_rejected,     // the embedder refused this input itself (permanent per document)
   cancelled,          // the user stopped a long operation; it resumes where it stopped
+  contract_violation,  // an app's pump source broke the pump contract (§8): fix the app
   internal,
 };
 

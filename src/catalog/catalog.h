@@ -95,6 +95,38 @@ struct TokenRow {
   std::int64_t revoked_at = 0;  // 0 while valid
 };
 
+// A deployed pump use case (SPEC §8): its validated config and its run state. Deploy rewrites
+// the config and keeps the run state; `lease_owner` is the single-flight lease of a run.
+struct PumpUseCaseRow {
+  std::string name;
+  std::string config_json;
+  std::string config_revision;
+  std::string embedder;  // the provider spec the use case embeds with ("" = none resolves)
+  std::int64_t deployed_at = 0;
+  int attempts = 0;  // consecutive failed runs
+  bool parked = false;
+  bool pending = false;  // a trigger is queued
+  std::int64_t next_run_at = 0;
+  std::int64_t last_run_at = 0;
+  std::string last_error;  // "code: message"
+  int last_failed = 0;
+  int last_skipped = 0;
+  std::string lease_owner;
+  std::int64_t lease_at = 0;
+};
+
+// How a run ends, written with the lease's release.
+struct PumpRunEnd {
+  int attempts = 0;
+  bool parked = false;
+  bool repoke = false;  // queue another run (not drained, or a retry after a failure)
+  std::int64_t next_run_at = 0;
+  std::int64_t last_run_at = 0;
+  std::string last_error;
+  int last_failed = 0;
+  int last_skipped = 0;
+};
+
 struct AuditRow : AuditEntry {
   std::int64_t id = 0;
   std::int64_t at = 0;
@@ -275,6 +307,34 @@ class Catalog {
   std::optional<TokenRow> find_token_by_hash(const std::string& secret_hash) const;
   // False when no valid token has that id.
   bool revoke_token(const std::string& id, const AuditEntry& a);
+
+  // --- the embedding pump (pump_rows.cpp) ----------------------------------------------------
+  std::vector<PumpUseCaseRow> list_pump_use_cases() const;
+  std::optional<PumpUseCaseRow> find_pump_use_case(const std::string& name) const;
+  // Writes every row (config and state as given) and drops the use cases not among them with
+  // their tombstones, in one transaction with its audit entry.
+  void deploy_pump_use_cases(const std::vector<PumpUseCaseRow>& rows, const AuditEntry& a);
+  // Takes the use case's lease when it is free or older than `stale_before` (ms), and clears
+  // its pending flag (this run serves the queued trigger). False when another run holds it.
+  bool claim_pump_lease(const std::string& name, const std::string& owner, std::int64_t now,
+                        std::int64_t stale_before);
+  // Takes over the lease `old_owner` holds (its process is known to be gone). False when the
+  // lease changed hands meanwhile.
+  bool take_over_pump_lease(const std::string& name, const std::string& old_owner,
+                            const std::string& owner, std::int64_t now);
+  // Releases the lease with the run's outcome. A trigger that arrived during the run stays
+  // pending. False when the lease was not `owner`'s any more (reclaimed as stale).
+  bool finish_pump_run(const std::string& name, const std::string& owner, const PumpRunEnd& end);
+  // Queues a trigger; false for an unknown use case.
+  bool mark_pump_pending(const std::string& name);
+  // The tombstone's (code, message), when (content hash, revision) has one.
+  std::optional<std::pair<std::string, std::string>> pump_tombstone(
+      const std::string& name, const std::string& content_hash, const std::string& key) const;
+  // Keeps the newest 1,000 per use case.
+  void put_pump_tombstone(const std::string& name, const std::string& content_hash,
+                          const std::string& key, const std::string& code,
+                          const std::string& message, std::int64_t at);
+  std::int64_t pump_tombstone_count(const std::string& name) const;
 
   // --- index lifecycle (lifecycle_rows.cpp) ------------------------------------------------
   std::vector<RevisionRow> revisions(const std::string& kb) const;

@@ -11,7 +11,7 @@
 namespace quarry::catalog {
 namespace {
 
-constexpr std::array<const char*, 6> kMigrations = {
+constexpr std::array<const char*, 7> kMigrations = {
     // v1: knowledge bases, documents, chunks (the content of each KB's FTS5 index), audit.
     R"sql(
 CREATE TABLE kbs (
@@ -160,6 +160,37 @@ CREATE TABLE tokens (
   created_at   INTEGER NOT NULL,
   revoked_at   INTEGER
 );
+)sql",
+    // v7: the embedding pump (SPEC §8). One row per deployed use case: its validated config and
+    // run state (attempts, parked, pending trigger, lease); tombstones by (content hash, revision).
+    R"sql(
+CREATE TABLE pump_use_cases (
+  name            TEXT PRIMARY KEY,
+  config          TEXT NOT NULL,
+  config_revision TEXT NOT NULL,
+  embedder        TEXT NOT NULL DEFAULT '',
+  deployed_at     INTEGER NOT NULL,
+  attempts        INTEGER NOT NULL DEFAULT 0,
+  parked          INTEGER NOT NULL DEFAULT 0,
+  pending         INTEGER NOT NULL DEFAULT 0,
+  next_run_at     INTEGER NOT NULL DEFAULT 0,
+  last_run_at     INTEGER NOT NULL DEFAULT 0,
+  last_error      TEXT NOT NULL DEFAULT '',
+  last_failed     INTEGER NOT NULL DEFAULT 0,
+  last_skipped    INTEGER NOT NULL DEFAULT 0,
+  lease_owner     TEXT NOT NULL DEFAULT '',
+  lease_at        INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE pump_tombstones (
+  use_case     TEXT NOT NULL,
+  content_hash TEXT NOT NULL,
+  revision     TEXT NOT NULL,
+  code         TEXT NOT NULL,
+  message      TEXT NOT NULL,
+  at           INTEGER NOT NULL,
+  PRIMARY KEY (use_case, content_hash, revision)
+);
+CREATE INDEX pump_tombstones_by_age ON pump_tombstones(use_case, at DESC);
 )sql",
 };
 

@@ -11,7 +11,7 @@ struct CodeInfo {
   int exit;
 };
 // Exit statuses are part of the CLI contract: append, never renumber.
-constexpr std::array<CodeInfo, 25> kCodes{{
+constexpr std::array<CodeInfo, 26> kCodes{{
     {Code::ok, "ok", 0},
     {Code::invalid_argument, "invalid_argument", 2},
     {Code::not_found, "not_found", 3},
@@ -36,6 +36,7 @@ constexpr std::array<CodeInfo, 25> kCodes{{
     {Code::content_too_large, "content_too_large", 23},
     {Code::input_rejected, "input_rejected", 24},
     {Code::cancelled, "cancelled", 130},  // as a shell reports SIGINT
+    {Code::contract_violation, "contract_violation", 25},
     {Code::internal, "internal", 1},
 }};
 }  // namespace

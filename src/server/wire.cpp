@@ -263,6 +263,7 @@ int http_status(Code code) {
     case Code::mode_unavailable:
     case Code::dimension_mismatch:
     case Code::input_rejected:
+    case Code::contract_violation:
       return 422;
     case Code::rate_limited:
       return 429;

@@ -37,6 +37,7 @@ const std::map<Code, std::pair<std::string, int>>& expected() {
       {Code::content_too_large, {"content_too_large", 23}},
       {Code::input_rejected, {"input_rejected", 24}},
       {Code::cancelled, {"cancelled", 130}},
+      {Code::contract_violation, {"contract_violation", 25}},
       {Code::internal, {"internal", 1}},
   };
   return m;

@@ -1,0 +1,398 @@
+#include "pump/pump.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "chunk/chunker.h"
+#include "core/util.h"
+#include "embed/provider.h"
+#include "quarry/error.h"
+
+namespace quarry::pump {
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::size_t code_points(const std::string& s) {
+  std::size_t n = 0;
+  for (unsigned char c : s)
+    if ((c & 0xC0) != 0x80) ++n;
+  return n;
+}
+
+bool blank(const std::string& s) {
+  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c); });
+}
+
+// Failures a retry may cure re-poke with backoff; the rest (the app's or the config's to fix)
+// park the use case at once.
+bool retryable(Code c) {
+  switch (c) {
+    case Code::rate_limited:
+    case Code::upstream_error:
+    case Code::timeout:
+    case Code::busy:
+    case Code::engine_unavailable:
+    case Code::io_error:
+    case Code::internal:
+      return true;
+    default:
+      return false;
+  }
+}
+
+UseCase config_of(const catalog::PumpUseCaseRow& row) {
+  return parse_use_case(row.name, json::parse(row.config_json), row.name, "");
+}
+
+// The use case's embedder, as a KB's would be chosen (§5): the operator pin, else the deploy's.
+std::unique_ptr<embed::EmbeddingProvider> provider_for(const std::string& spec,
+                                                       const std::string& data_dir,
+                                                       const SecretLookup& secret,
+                                                       std::string* why) {
+  embed::ProviderContext ctx;
+  ctx.data_dir = data_dir;
+  if (const char* m = std::getenv("QUARRY_MODELS_DIR")) ctx.models_dir = m;
+  ctx.secret = secret;
+  auto sel =
+      embed::select_provider(embed::ProviderRegistry::builtin(), spec, json::object(), "", ctx);
+  if (!sel.provider || !sel.reason.empty()) {
+    *why = sel.reason.empty() ? "no embedding provider is configured" : sel.reason;
+    if (spec.empty())
+      *why =
+          "no embedding provider: deploy with --embedder (e.g. hash:256 or static:glove-100d) "
+          "or set QUARRY_EMBEDDING_PROVIDER";
+    return nullptr;
+  }
+  return std::move(sel.provider);
+}
+
+std::unique_ptr<embed::EmbeddingProvider> require_provider(const std::string& spec,
+                                                           const std::string& data_dir,
+                                                           const SecretLookup& secret) {
+  std::string why;
+  auto p = provider_for(spec, data_dir, secret, &why);
+  if (!p) throw Error(Code::engine_unavailable, why, {{"embedder", spec}});
+  return p;
+}
+
+std::string host_name() {
+  char buf[256] = {0};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
+  return buf;
+}
+
+// "<host>:<pid>:<random>": who holds a run's lease, so that a run whose process died on this
+// machine is reclaimed at once instead of after 30 minutes.
+std::string lease_owner_id() {
+  return host_name() + ":" + std::to_string(::getpid()) + ":" + core::random_hex(4);
+}
+
+// True when `owner` names a process of this machine that no longer exists.
+bool owner_is_dead(const std::string& owner) {
+  const auto a = owner.find(':');
+  const auto b = a == std::string::npos ? a : owner.find(':', a + 1);
+  if (b == std::string::npos || owner.substr(0, a) != host_name()) return false;
+  const std::string pid = owner.substr(a + 1, b - a - 1);
+  if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) return false;
+  return ::kill(static_cast<pid_t>(std::stol(pid)), 0) != 0 && errno == ESRCH;
+}
+
+}  // namespace
+
+bool Pump::take_over_dead_lease(const std::string& name, const std::string& owner,
+                                std::int64_t now) {
+  auto row = cat_.find_pump_use_case(name);
+  if (!row || row->lease_owner.empty() || !owner_is_dead(row->lease_owner)) return false;
+  return cat_.take_over_pump_lease(name, row->lease_owner, owner, now);
+}
+
+Pump::Pump(std::string data_dir, catalog::Catalog& cat, SecretLookup secret)
+    : data_dir_(std::move(data_dir)), cat_(cat), secret_(std::move(secret)) {}
+
+DeployReport Pump::deploy(const std::string& dir, const std::string& embedder,
+                          const catalog::AuditEntry& audit) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw Error(Code::not_found, "use case folder " + dir + " does not exist or is not a folder",
+                {{"path", dir}});
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (!e.is_regular_file()) continue;
+    const auto ext = e.path().extension().string();
+    if (ext == ".json") {
+      files.push_back(e.path());
+    } else if (ext == ".yaml" || ext == ".yml") {
+      throw Error(Code::unsupported_format,
+                  "use case " + e.path().filename().string() +
+                      ": YAML use cases are not supported yet; write it as JSON (same keys)",
+                  {{"file", e.path().filename().string()}});
+    }
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<UseCase> cases;
+  for (const auto& f : files) cases.push_back(load_use_case_file(f.string()));  // all or nothing
+  if (!embedder.empty()) embed::ProviderSpec::parse(embedder);  // refuse a malformed spec early
+
+  DeployReport rep;
+  std::vector<catalog::PumpUseCaseRow> rows;
+  const auto now = core::now_ms();
+  for (const auto& uc : cases) {
+    catalog::PumpUseCaseRow row;
+    if (auto old = cat_.find_pump_use_case(uc.name)) row = *old;  // run state survives
+    row.name = uc.name;
+    row.config_json = use_case_to_json(uc).dump();
+    row.config_revision = config_revision(uc);
+    row.embedder = embedder;
+    row.deployed_at = now;
+    std::string problem;
+    try {
+      problem = make_source(uc, secret_)->deploy_problem();
+    } catch (const Error& e) {
+      if (e.code() == Code::invalid_argument) throw;  // e.g. the DSN secret is missing
+      // An unreachable database does not fail the deploy: the first run will say so.
+    }
+    if (!problem.empty()) {
+      row.parked = true;
+      row.pending = false;
+      row.last_error = std::string(code_name(Code::engine_unavailable)) + ": " + problem;
+      rep.parked[uc.name] = problem;
+    } else {
+      row.pending = true;  // deploy is a trigger: the backfill, or one more attempt if parked
+      row.next_run_at = now;
+    }
+    rows.push_back(std::move(row));
+    rep.deployed.push_back(uc.name);
+  }
+  std::set<std::string> names(rep.deployed.begin(), rep.deployed.end());
+  for (const auto& old : cat_.list_pump_use_cases())
+    if (!names.count(old.name)) rep.removed.push_back(old.name);
+  auto a = audit;
+  a.action = "pump.deploy";
+  a.target = dir;
+  a.details_json = json{{"deployed", rep.deployed}, {"removed", rep.removed}}.dump();
+  cat_.deploy_pump_use_cases(rows, a);
+  return rep;
+}
+
+std::vector<UseCaseStatus> Pump::list() {
+  std::vector<UseCaseStatus> out;
+  const auto now = core::now_ms();
+  for (auto& row : cat_.list_pump_use_cases()) {
+    UseCaseStatus st;
+    st.config = json::parse(row.config_json);
+    st.running = !row.lease_owner.empty() && row.lease_at >= now - kLeaseStaleMs;
+    st.tombstoned = cat_.pump_tombstone_count(row.name);
+    std::string why;
+    if (auto p = provider_for(row.embedder, data_dir_, secret_, &why))
+      st.revision = revision(config_of(row), p->identity());
+    else
+      st.model_error = why;
+    st.row = std::move(row);
+    out.push_back(std::move(st));
+  }
+  return out;
+}
+
+RunResult Pump::run(const std::string& name) {
+  auto row = cat_.find_pump_use_case(name);
+  if (!row)
+    throw Error(Code::not_found,
+                "no pump use case '" + name + "'; `quarry pump list` shows the deployed ones",
+                {{"use_case", name}});
+  const std::string owner = lease_owner_id();
+  const auto start = core::now_ms();
+  if (!cat_.claim_pump_lease(name, owner, start, start - kLeaseStaleMs) &&
+      !take_over_dead_lease(name, owner, start)) {
+    cat_.mark_pump_pending(name);  // coalesced: the running run's owner sees it queued
+    RunResult r;
+    r.status = "already_running";
+    r.use_case = name;
+    return r;
+  }
+  catalog::PumpRunEnd end;
+  end.last_run_at = start;
+  try {
+    const UseCase uc = config_of(*row);
+    auto source = make_source(uc, secret_);
+    RunResult r = run_leased(uc, *row, *source);
+    end.last_failed = r.failed;
+    end.last_skipped = r.skipped;
+    end.repoke = !r.drained;  // the 20-batch cap: the next sweep continues
+    end.next_run_at = r.drained ? 0 : core::now_ms();
+    cat_.finish_pump_run(name, owner, end);
+    return r;
+  } catch (const Error& e) {
+    end.attempts = row->attempts + 1;
+    end.last_error = std::string(code_name(e.code())) + ": " + e.message();
+    // Parked: a failure no retry cures, the fifth in a row, or the one more attempt a parked
+    // use case gets from a trigger.
+    end.parked = !retryable(e.code()) || end.attempts >= kParkAfterFailures || row->parked;
+    if (!end.parked) {
+      end.repoke = true;
+      end.next_run_at = core::now_ms() + (kFirstRetryMs << (end.attempts - 1));
+    }
+    cat_.finish_pump_run(name, owner, end);
+    throw;
+  }
+}
+
+RunResult Pump::run_leased(const UseCase& uc, const catalog::PumpUseCaseRow& row, Source& source) {
+  auto provider = require_provider(row.embedder, data_dir_, secret_);
+  RunResult res;
+  res.status = "ok";
+  res.use_case = uc.name;
+  res.revision = revision(uc, provider->identity());
+  auto tokenizer = chunk::make_approx_tokenizer();
+  chunk::ChunkOptions opts;
+  opts.profile = uc.chunking.profile;
+  opts.max_tokens = uc.chunking.effective_max_tokens();
+  opts.overlap_tokens = uc.chunking.effective_overlap_tokens();
+  opts.max_chunks = kMaxChunksPerSlice;
+
+  while (true) {
+    if (res.batches == kMaxBatches) {
+      res.drained = false;
+      break;
+    }
+    auto rows = source.pending(uc.batch_size, res.revision);
+    if (!rows)
+      throw Error(Code::contract_violation,
+                  "use case " + uc.name +
+                      ": the pending query returned no result set (is it a SELECT?); it must "
+                      "return the rows to embed, or none when the corpus is drained",
+                  {{"use_case", uc.name}});
+    if (rows->size() > static_cast<std::size_t>(uc.batch_size))
+      throw Error(Code::contract_violation,
+                  "use case " + uc.name + ": the pending query returned " +
+                      std::to_string(rows->size()) + " rows for a limit of " +
+                      std::to_string(uc.batch_size) + "; end it with LIMIT $1",
+                  {{"use_case", uc.name}});
+    if (rows->empty()) break;
+    ++res.batches;
+
+    std::set<std::string> ids;
+    std::map<std::string, std::pair<std::string, std::string>> failed_now;  // hash -> code, msg
+    std::vector<Failure> failures;
+    std::vector<StoredDocument> docs;
+    const auto now = core::now_ms();
+    for (auto& r : *rows) {
+      if (!ids.insert(r.id).second)
+        throw Error(Code::contract_violation,
+                    "use case " + uc.name + ": the pending query returned id " + r.id +
+                        " twice in one batch",
+                    {{"use_case", uc.name}});
+      const std::string hash = core::sha256_hex(r.content);
+      if (auto it = failed_now.find(hash); it != failed_now.end()) {  // same text, same batch
+        failures.push_back({r.id, it->second.first, it->second.second, false});
+        ++res.failed;
+        continue;
+      }
+      if (auto t = cat_.pump_tombstone(uc.name, hash, res.revision)) {
+        failures.push_back({r.id, t->first, t->second, true});
+        ++res.skipped;
+        continue;
+      }
+      auto fail = [&](Code c, const std::string& msg) {
+        cat_.put_pump_tombstone(uc.name, hash, res.revision, code_name(c), msg, now);
+        failed_now[hash] = {code_name(c), msg};
+        failures.push_back({r.id, code_name(c), msg, false});
+        ++res.failed;
+      };
+      if (code_points(r.content) > kMaxContentChars) {
+        fail(Code::content_too_large, "the row's content is longer than 200,000 characters");
+        continue;
+      }
+      StoredDocument d;
+      d.id = r.id;
+      d.metadata = std::move(r.metadata);
+      try {
+        for (auto& c : chunk::chunk_markdown(r.content, opts, *tokenizer)) {
+          StoredChunk sc;
+          sc.index = c.index;
+          sc.text = std::move(c.text);
+          if (!c.heading_path.empty()) sc.metadata["heading_path"] = c.heading_path;
+          d.chunks.push_back(std::move(sc));
+        }
+      } catch (const Error& e) {
+        if (e.code() != Code::no_content && e.code() != Code::too_many_chunks) throw;
+        fail(e.code(), e.message());
+        continue;
+      }
+      docs.push_back(std::move(d));
+    }
+
+    if (docs.empty()) {  // nothing embeddable: report the failures, and stop (blocked)
+      res.blocked = static_cast<int>(rows->size());
+      source.store(Slice{res.revision, {}, std::move(failures)});
+      break;
+    }
+
+    // Embed the batch's chunks, one provider call per 128 (a usage entry each).
+    std::vector<StoredChunk*> all;
+    for (auto& d : docs)
+      for (auto& c : d.chunks) all.push_back(&c);
+    for (std::size_t from = 0; from < all.size(); from += kChunksPerUsageEntry) {
+      const std::size_t to = std::min(all.size(), from + kChunksPerUsageEntry);
+      std::vector<std::string> texts;
+      for (std::size_t i = from; i < to; ++i) texts.push_back(all[i]->text);
+      auto vecs = provider->embed_documents(texts);
+      if (vecs.size() != texts.size())
+        throw Error(Code::upstream_error, "embedder '" + provider->id() + "' returned " +
+                                              std::to_string(vecs.size()) + " vectors for " +
+                                              std::to_string(texts.size()) + " texts");
+      for (std::size_t i = from; i < to; ++i) all[i]->vector = std::move(vecs[i - from]);
+      ++res.usage_entries;
+    }
+
+    // Hand the results back in slices of at most 2,000 chunks; the failures ride the first.
+    Slice slice{res.revision, {}, std::move(failures)};
+    int in_slice = 0;
+    for (auto& d : docs) {
+      const int n = static_cast<int>(d.chunks.size());
+      if (in_slice > 0 && in_slice + n > kMaxChunksPerSlice) {
+        source.store(slice);
+        slice = Slice{res.revision, {}, {}};
+        in_slice = 0;
+      }
+      in_slice += n;
+      res.chunks += n;
+      slice.docs.push_back(std::move(d));
+    }
+    source.store(slice);
+    res.processed += static_cast<int>(docs.size());
+    if (rows->size() < static_cast<std::size_t>(uc.batch_size)) break;  // a short page: drained
+  }
+  return res;
+}
+
+EmbedResult Pump::embed(const std::string& name, const std::string& text) {
+  auto row = cat_.find_pump_use_case(name);
+  if (!row)
+    throw Error(Code::not_found,
+                "no pump use case '" + name + "'; `quarry pump list` shows the deployed ones",
+                {{"use_case", name}});
+  if (blank(text))
+    throw Error(Code::invalid_argument, "the text to embed is empty or only white space",
+                {{"field", "text"}});
+  if (code_points(text) > kMaxEmbedChars)
+    throw Error(Code::invalid_argument,
+                "the text to embed is longer than 100,000 characters; shorten it",
+                {{"field", "text"}});
+  auto provider = require_provider(row->embedder, data_dir_, secret_);
+  EmbedResult r;
+  r.embedding = provider->embed_query(text);  // exactly as sent: no trimming
+  r.revision = revision(config_of(*row), provider->identity());
+  return r;
+}
+
+}  // namespace quarry::pump
