@@ -45,5 +45,6 @@ int run_ann(const Args& args);          // ann.cpp: the embedded store vs its pe
 int run_embed_speed(const Args& args);  // embed_speed.cpp: static/hash throughput
 int run_lifecycle(const Args& args);    // lifecycle.cpp: reindex sweeps, latency, edit cost
 int run_serve(const Args& args);        // serve.cpp: REST latency, wrk throughput, Chroma
+int run_pump(const Args& args);         // pump.cpp: the embedding pump draining a SQLite table
 
 }  // namespace quarry::bench

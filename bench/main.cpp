@@ -8,7 +8,7 @@
 int main(int argc, char** argv) {
   using namespace quarry::bench;
   if (argc < 2) {
-    std::cerr << "usage: quarry-bench eval|perf|ann|embed-speed|lifecycle|serve [options]\n";
+    std::cerr << "usage: quarry-bench eval|perf|ann|embed-speed|lifecycle|serve|pump [options]\n";
     return 2;
   }
   Args args;
@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
     if (cmd == "embed-speed") return run_embed_speed(args);
     if (cmd == "lifecycle") return run_lifecycle(args);
     if (cmd == "serve") return run_serve(args);
+    if (cmd == "pump") return run_pump(args);
     std::cerr << "unknown sub-command " << cmd << "\n";
     return 2;
   } catch (const std::exception& e) {

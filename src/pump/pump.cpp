@@ -259,6 +259,10 @@ RunResult Pump::run_leased(const UseCase& uc, const catalog::PumpUseCaseRow& row
   opts.overlap_tokens = uc.chunking.effective_overlap_tokens();
   opts.max_chunks = kMaxChunksPerSlice;
 
+  // Most use cases have no tombstones: then no row needs a lookup (this run's own failures are
+  // tracked per batch).
+  const bool any_tombstones = cat_.pump_tombstone_count(uc.name) > 0;
+  std::map<std::string, std::pair<std::string, std::string>> failed_now;  // hash -> code, msg
   while (true) {
     if (res.batches == kMaxBatches) {
       res.drained = false;
@@ -281,7 +285,6 @@ RunResult Pump::run_leased(const UseCase& uc, const catalog::PumpUseCaseRow& row
     ++res.batches;
 
     std::set<std::string> ids;
-    std::map<std::string, std::pair<std::string, std::string>> failed_now;  // hash -> code, msg
     std::vector<Failure> failures;
     std::vector<StoredDocument> docs;
     const auto now = core::now_ms();
@@ -292,12 +295,13 @@ RunResult Pump::run_leased(const UseCase& uc, const catalog::PumpUseCaseRow& row
                         " twice in one batch",
                     {{"use_case", uc.name}});
       const std::string hash = core::sha256_hex(r.content);
-      if (auto it = failed_now.find(hash); it != failed_now.end()) {  // same text, same batch
+      if (auto it = failed_now.find(hash); it != failed_now.end()) {  // same text, this run
         failures.push_back({r.id, it->second.first, it->second.second, false});
         ++res.failed;
         continue;
       }
-      if (auto t = cat_.pump_tombstone(uc.name, hash, res.revision)) {
+      if (auto t = any_tombstones ? cat_.pump_tombstone(uc.name, hash, res.revision)
+                                  : std::nullopt) {
         failures.push_back({r.id, t->first, t->second, true});
         ++res.skipped;
         continue;

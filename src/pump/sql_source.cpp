@@ -93,6 +93,38 @@ json row_metadata(const std::string& text, const std::string& id) {
               {{"column", column}});
 }
 
+// One slice through the use case's statements, in the order the contract gives: failures,
+// then per document its delete, its chunks, its document statement. Only the parameters a
+// statement uses are computed (a vector's two text forms cost more than the rest).
+template <typename Exec>
+void write_slice(const SqlSource& q, const Slice& s, Exec&& exec) {
+  const bool bracket = parameter_used(q.store_chunk, 3), braces = parameter_used(q.store_chunk, 7),
+             chunk_meta = parameter_used(q.store_chunk, 6);
+  for (const auto& f : s.failures)
+    if (!q.store_failure.empty())
+      exec("store_failure", q.store_failure,
+           {{f.id, false}, {f.code, false}, {f.message, false}, {f.skipped ? "1" : "0", true},
+            {s.revision, false}});
+  for (const auto& d : s.docs) {
+    if (!q.delete_document.empty()) exec("delete_document", q.delete_document, {{d.id, false}});
+    for (const auto& c : d.chunks)
+      exec("store_chunk", q.store_chunk,
+           {{d.id, false},
+            {std::to_string(c.index), true},
+            {bracket ? vector_text(c.vector, '[', ']') : std::string(), false},
+            {c.text, false},
+            {s.revision, false},
+            {chunk_meta ? c.metadata.dump() : std::string(), false},
+            {braces ? vector_text(c.vector, '{', '}') : std::string(), false}});
+    if (!q.store_document.empty())
+      exec("store_document", q.store_document,
+           {{d.id, false},
+            {s.revision, false},
+            {d.metadata.dump(), false},
+            {std::to_string(d.chunks.size()), true}});
+  }
+}
+
 // --- PostgreSQL ----------------------------------------------------------------------------
 
 bool retryable_sqlstate(const std::string& state) {
@@ -137,9 +169,10 @@ class PgSource final : public Source {
     connect();
     exec_simple("BEGIN");
     try {
-      write_slice(slice, [&](const char* what, const std::string& sql, std::vector<Param> p) {
-        PQclear(run(what, sql, p));
-      });
+      write_slice(uc_.sql, slice,
+                  [&](const char* what, const std::string& sql, const std::vector<Param>& p) {
+                    PQclear(run(what, sql, p));
+                  });
       exec_simple("COMMIT");
     } catch (...) {
       if (conn_ && PQstatus(conn_) == CONNECTION_OK) PQclear(PQexec(conn_, "ROLLBACK"));
@@ -161,37 +194,6 @@ class PgSource final : public Source {
   }
 
  private:
-  template <typename Exec>
-  void write_slice(const Slice& s, Exec&& exec) {
-    const auto& q = uc_.sql;
-    for (const auto& f : s.failures)
-      if (!q.store_failure.empty())
-        exec("store_failure", q.store_failure,
-             {{f.id, false},
-              {f.code, false},
-              {f.message, false},
-              {f.skipped ? "1" : "0", true},
-              {s.revision, false}});
-    for (const auto& d : s.docs) {
-      if (!q.delete_document.empty()) exec("delete_document", q.delete_document, {{d.id, false}});
-      for (const auto& c : d.chunks)
-        exec("store_chunk", q.store_chunk,
-             {{d.id, false},
-              {std::to_string(c.index), true},
-              {vector_text(c.vector, '[', ']'), false},
-              {c.text, false},
-              {s.revision, false},
-              {c.metadata.dump(), false},
-              {vector_text(c.vector, '{', '}'), false}});
-      if (!q.store_document.empty())
-        exec("store_document", q.store_document,
-             {{d.id, false},
-              {s.revision, false},
-              {d.metadata.dump(), false},
-              {std::to_string(d.chunks.size()), true}});
-    }
-  }
-
   std::string where() const {
     if (!conn_) return "PostgreSQL";
     return std::string("database '") + PQdb(conn_) + "' on " + PQhost(conn_) + ":" + PQport(conn_);
@@ -332,38 +334,12 @@ class SqliteSource final : public Source {
     open();
     exec_simple("BEGIN IMMEDIATE");
     try {
-      const auto& q = uc_.sql;
-      auto exec = [&](const char* what, const std::string& sql, const std::vector<Param>& p) {
-        sqlite3_stmt* s = prepare(what, sql);
-        bind(s, p);
-        step_all(what, s);
-      };
-      for (const auto& f : slice.failures)
-        if (!q.store_failure.empty())
-          exec("store_failure", q.store_failure,
-               {{f.id, false},
-                {f.code, false},
-                {f.message, false},
-                {f.skipped ? "1" : "0", true},
-                {slice.revision, false}});
-      for (const auto& d : slice.docs) {
-        if (!q.delete_document.empty()) exec("delete_document", q.delete_document, {{d.id, false}});
-        for (const auto& c : d.chunks)
-          exec("store_chunk", q.store_chunk,
-               {{d.id, false},
-                {std::to_string(c.index), true},
-                {vector_text(c.vector, '[', ']'), false},
-                {c.text, false},
-                {slice.revision, false},
-                {c.metadata.dump(), false},
-                {vector_text(c.vector, '{', '}'), false}});
-        if (!q.store_document.empty())
-          exec("store_document", q.store_document,
-               {{d.id, false},
-                {slice.revision, false},
-                {d.metadata.dump(), false},
-                {std::to_string(d.chunks.size()), true}});
-      }
+      write_slice(uc_.sql, slice,
+                  [&](const char* what, const std::string& sql, const std::vector<Param>& p) {
+                    sqlite3_stmt* st = prepare(what, sql);
+                    bind(st, p);
+                    step_all(what, st);
+                  });
       exec_simple("COMMIT");
     } catch (...) {
       sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);

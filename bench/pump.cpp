@@ -1,0 +1,189 @@
+// quarry-bench pump [--dataset ../shared/datasets/scifact] [--rows 20000] [--batch 1000]
+//                   [--embedder hash:256,static:glove-100d] [--repeats 3]
+// The embedding pump draining a SQLite app table (SPEC §8; issue 7's benchmark): rows/s and
+// chunks/s for --rows rows (SciFact's titles + abstracts, cycled with a copy number so every
+// row is distinct), beside the same texts chunked and embedded by calling the provider directly
+// in the pump's 128-chunk batches: the pump's overhead is its SQL reads and writes, JSON, hashes
+// and bookkeeping. RSS is sampled after every run (slices of at most 2,000 chunks keep it flat).
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <nlohmann/json.hpp>
+
+#include "beir.h"
+#include "bench.h"
+#include "catalog/catalog.h"
+#include "chunk/chunker.h"
+#include "core/secret_store.h"
+#include "embed/provider.h"
+#include "pump/pump.h"
+
+namespace quarry::bench {
+namespace {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+double rss_mb(const char* field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(field, 0) == 0) return std::stod(line.substr(std::strlen(field))) / 1024.0;
+  return 0;
+}
+
+void make_app(const std::string& path, const std::vector<std::string>& texts) {
+  sqlite3* db = nullptr;
+  sqlite3_open(path.c_str(), &db);
+  sqlite3_exec(db,
+               "CREATE TABLE docs (id INTEGER PRIMARY KEY, body TEXT NOT NULL);"
+               "CREATE TABLE doc_vectors (doc_id INTEGER NOT NULL, seq INTEGER NOT NULL, "
+               "embedding TEXT NOT NULL, revision TEXT NOT NULL, PRIMARY KEY (doc_id, seq));"
+               "BEGIN",
+               nullptr, nullptr, nullptr);
+  sqlite3_stmt* s = nullptr;
+  sqlite3_prepare_v2(db, "INSERT INTO docs(id, body) VALUES (?, ?)", -1, &s, nullptr);
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    sqlite3_bind_int64(s, 1, static_cast<sqlite3_int64>(i + 1));
+    sqlite3_bind_text(s, 2, texts[i].data(), static_cast<int>(texts[i].size()), SQLITE_STATIC);
+    sqlite3_step(s);
+    sqlite3_reset(s);
+  }
+  sqlite3_finalize(s);
+  sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+}
+
+json use_case(int batch) {
+  return {{"batch_size", batch},
+          {"source",
+           {{"type", "sql"},
+            {"driver", "sqlite"},
+            {"path", "app.db"},
+            {"pending",
+             "SELECT id, body AS content FROM docs d WHERE NOT EXISTS (SELECT 1 FROM doc_vectors "
+             "v WHERE v.doc_id = d.id AND v.revision = $2) ORDER BY id LIMIT $1"},
+            {"delete_document", "DELETE FROM doc_vectors WHERE doc_id = $1"},
+            {"store_chunk", "INSERT INTO doc_vectors VALUES ($1, $2, $3, $5)"}}}};
+}
+
+// The provider alone on the same texts: chunked as the pump chunks (`none`: one chunk per
+// row) and embedded 128 at a time.
+double direct(embed::EmbeddingProvider& p, const std::vector<std::string>& texts) {
+  auto tok = chunk::make_approx_tokenizer();
+  chunk::ChunkOptions opts;
+  opts.profile = "none";
+  const double t0 = now_s();
+  std::vector<std::string> batch;
+  for (const auto& t : texts) {
+    for (auto& c : chunk::chunk_markdown(t, opts, *tok)) batch.push_back(std::move(c.text));
+    if (batch.size() >= 128) {
+      p.embed_documents(batch);
+      batch.clear();
+    }
+  }
+  if (!batch.empty()) p.embed_documents(batch);
+  return now_s() - t0;
+}
+
+}  // namespace
+
+int run_pump(const Args& args) {
+  const int rows = static_cast<int>(args.num("rows", 20000));
+  const int batch = static_cast<int>(args.num("batch", 1000));
+  const int repeats = static_cast<int>(args.num("repeats", 3));
+  auto ds = load_dataset(args.get("dataset", "../shared/datasets/scifact"));
+  std::vector<std::string> texts;
+  for (int i = 0; static_cast<int>(texts.size()) < rows; ++i) {
+    const auto& d = ds.corpus[static_cast<std::size_t>(i) % ds.corpus.size()];
+    texts.push_back(d.title + "\n\n" + d.text + " (copy " +
+                    std::to_string(i / static_cast<int>(ds.corpus.size())) + ")");
+  }
+  std::stringstream specs(args.get("embedder", "hash:256,static:glove-100d"));
+  std::vector<std::string> table = {
+      "| embedder | rows | chunks | pump s (runs) | rows/s | chunks/s | direct s | overhead | "
+      "RSS MB after each run | peak MB |",
+      "|---|---:|---:|---|---:|---:|---:|---:|---|---:|"};
+  for (std::string spec; std::getline(specs, spec, ',');) {
+    std::vector<double> pump_s, direct_s;
+    std::string rss_line;
+    double peak = 0;
+    int chunks = 0, runs_last = 0;
+    for (int rep = 0; rep < repeats; ++rep) {
+      const fs::path work =
+          fs::temp_directory_path() / ("quarry-bench-pump-" + std::to_string(::getpid()));
+      fs::remove_all(work);
+      fs::create_directories(work / "apps");
+      make_app((work / "apps" / "app.db").string(), texts);
+      std::ofstream(work / "apps" / "docs.json") << use_case(batch).dump(2);
+      auto cat = catalog::Catalog::open((work / "catalog.db").string());
+      pump::Pump pump(work.string(), *cat, core::secret_lookup(work.string()));
+      pump.deploy((work / "apps").string(), spec, catalog::AuditEntry{});
+      const double t0 = now_s();
+      int processed = 0, runs = 0;
+      chunks = 0;
+      rss_line.clear();
+      while (true) {
+        auto r = pump.run("docs");
+        ++runs;
+        processed += r.processed;
+        chunks += r.chunks;
+        if (rep == repeats - 1) {
+          char buf[32];
+          std::snprintf(buf, sizeof buf, "%s%.0f", rss_line.empty() ? "" : " / ",
+                        rss_mb("VmRSS:"));
+          rss_line += buf;
+        }
+        if (r.drained) break;
+      }
+      pump_s.push_back(now_s() - t0);
+      runs_last = runs;
+      peak = std::max(peak, rss_mb("VmHWM:"));
+      if (processed != rows) {
+        std::cerr << "pump processed " << processed << " of " << rows << " rows\n";
+        return 1;
+      }
+      // Direct, same process, same texts, a fresh provider.
+      embed::ProviderContext ctx;
+      ctx.data_dir = work.string();
+      auto p = embed::ProviderRegistry::builtin().create(embed::ProviderSpec::parse(spec), ctx);
+      direct_s.push_back(direct(*p, texts));
+      fs::remove_all(work);
+    }
+    std::sort(pump_s.begin(), pump_s.end());
+    std::sort(direct_s.begin(), direct_s.end());
+    const double pm = pump_s[pump_s.size() / 2], dm = direct_s[direct_s.size() / 2];
+    std::string runs_s;
+    for (double s : pump_s) runs_s += (runs_s.empty() ? "" : " / ") + std::to_string(s).substr(0, 5);
+    char row[512];
+    std::snprintf(row, sizeof row,
+                  "| %s | %d | %d | %s (%d runs) | %.0f | %.0f | %.2f | %+.0f %% | %s | %.0f |",
+                  spec.c_str(), rows, chunks, runs_s.c_str(), runs_last, rows / pm, chunks / pm,
+                  dm, (pm / dm - 1) * 100, rss_line.c_str(), peak);
+    table.push_back(row);
+    std::cout << json{{"bench", "pump"}, {"embedder", spec}, {"rows", rows}, {"chunks", chunks},
+                      {"pump_s", pump_s}, {"direct_s", direct_s}, {"rows_per_s", rows / pm},
+                      {"chunks_per_s", chunks / pm}, {"overhead", pm / dm - 1},
+                      {"peak_mb", peak}}
+                     .dump()
+              << std::endl;
+  }
+  std::cout << "\nquarry-bench pump, " << rows << " rows, batch_size " << batch << ", medians of "
+            << repeats << "\n\n";
+  for (const auto& r : table) std::cout << r << "\n";
+  return 0;
+}
+
+}  // namespace quarry::bench
