@@ -15,8 +15,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "beir.h"
 #include "bench.h"
@@ -32,8 +32,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 double rss_mb(const char* field) {
@@ -142,8 +141,7 @@ int run_pump(const Args& args) {
         chunks += r.chunks;
         if (rep == repeats - 1) {
           char buf[32];
-          std::snprintf(buf, sizeof buf, "%s%.0f", rss_line.empty() ? "" : " / ",
-                        rss_mb("VmRSS:"));
+          std::snprintf(buf, sizeof buf, "%s%.0f", rss_line.empty() ? "" : " / ", rss_mb("VmRSS:"));
           rss_line += buf;
         }
         if (r.drained) break;
@@ -166,16 +164,23 @@ int run_pump(const Args& args) {
     std::sort(direct_s.begin(), direct_s.end());
     const double pm = pump_s[pump_s.size() / 2], dm = direct_s[direct_s.size() / 2];
     std::string runs_s;
-    for (double s : pump_s) runs_s += (runs_s.empty() ? "" : " / ") + std::to_string(s).substr(0, 5);
+    for (double s : pump_s)
+      runs_s += (runs_s.empty() ? "" : " / ") + std::to_string(s).substr(0, 5);
     char row[512];
     std::snprintf(row, sizeof row,
                   "| %s | %d | %d | %s (%d runs) | %.0f | %.0f | %.2f | %+.0f %% | %s | %.0f |",
-                  spec.c_str(), rows, chunks, runs_s.c_str(), runs_last, rows / pm, chunks / pm,
-                  dm, (pm / dm - 1) * 100, rss_line.c_str(), peak);
+                  spec.c_str(), rows, chunks, runs_s.c_str(), runs_last, rows / pm, chunks / pm, dm,
+                  (pm / dm - 1) * 100, rss_line.c_str(), peak);
     table.push_back(row);
-    std::cout << json{{"bench", "pump"}, {"embedder", spec}, {"rows", rows}, {"chunks", chunks},
-                      {"pump_s", pump_s}, {"direct_s", direct_s}, {"rows_per_s", rows / pm},
-                      {"chunks_per_s", chunks / pm}, {"overhead", pm / dm - 1},
+    std::cout << json{{"bench", "pump"},
+                      {"embedder", spec},
+                      {"rows", rows},
+                      {"chunks", chunks},
+                      {"pump_s", pump_s},
+                      {"direct_s", direct_s},
+                      {"rows_per_s", rows / pm},
+                      {"chunks_per_s", chunks / pm},
+                      {"overhead", pm / dm - 1},
                       {"peak_mb", peak}}
                      .dump()
               << std::endl;

@@ -296,20 +296,20 @@ RunResult Pump::run_leased(const UseCase& uc, const catalog::PumpUseCaseRow& row
                     {{"use_case", uc.name}});
       const std::string hash = core::sha256_hex(r.content);
       if (auto it = failed_now.find(hash); it != failed_now.end()) {  // same text, this run
-        failures.push_back({r.id, it->second.first, it->second.second, false});
+        failures.push_back({r.id, r.id_value, it->second.first, it->second.second, false});
         ++res.failed;
         continue;
       }
-      if (auto t = any_tombstones ? cat_.pump_tombstone(uc.name, hash, res.revision)
-                                  : std::nullopt) {
-        failures.push_back({r.id, t->first, t->second, true});
+      if (auto t =
+              any_tombstones ? cat_.pump_tombstone(uc.name, hash, res.revision) : std::nullopt) {
+        failures.push_back({r.id, r.id_value, t->first, t->second, true});
         ++res.skipped;
         continue;
       }
       auto fail = [&](Code c, const std::string& msg) {
         cat_.put_pump_tombstone(uc.name, hash, res.revision, code_name(c), msg, now);
         failed_now[hash] = {code_name(c), msg};
-        failures.push_back({r.id, code_name(c), msg, false});
+        failures.push_back({r.id, r.id_value, code_name(c), msg, false});
         ++res.failed;
       };
       if (code_points(r.content) > kMaxContentChars) {
@@ -318,6 +318,7 @@ RunResult Pump::run_leased(const UseCase& uc, const catalog::PumpUseCaseRow& row
       }
       StoredDocument d;
       d.id = r.id;
+      d.id_value = r.id_value;
       d.metadata = std::move(r.metadata);
       try {
         for (auto& c : chunk::chunk_markdown(r.content, opts, *tokenizer)) {

@@ -16,7 +16,8 @@
 namespace quarry::pump {
 
 struct PendingRow {
-  std::string id;  // as the app gave it (text); handed back as it came
+  std::string id;           // as text (SQL sources bind it back as text)
+  nlohmann::json id_value;  // http: the JSON id exactly as the app sent it (number or string)
   std::string content;
   nlohmann::json metadata = nlohmann::json::object();
 };
@@ -30,12 +31,14 @@ struct StoredChunk {
 
 struct StoredDocument {
   std::string id;
+  nlohmann::json id_value;
   nlohmann::json metadata = nlohmann::json::object();
   std::vector<StoredChunk> chunks;
 };
 
 struct Failure {
   std::string id;
+  nlohmann::json id_value;
   std::string code;  // content_too_large | no_content | too_many_chunks
   std::string message;
   bool skipped = false;  // tombstoned by an earlier run, re-reported
@@ -65,6 +68,8 @@ class Source {
 
 using SecretLookup = std::function<std::string(const std::string&)>;
 std::unique_ptr<Source> make_source(const UseCase& uc, const SecretLookup& secret);
+std::unique_ptr<Source> make_sql_source(const UseCase& uc, const SecretLookup& secret);
+std::unique_ptr<Source> make_http_source(const UseCase& uc, const SecretLookup& secret);
 
 // Whether a statement uses pgvector's type (`::vector`, `vector(`), case-insensitively.
 bool uses_vector_type(const std::string& sql);

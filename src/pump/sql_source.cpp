@@ -103,7 +103,10 @@ void write_slice(const SqlSource& q, const Slice& s, Exec&& exec) {
   for (const auto& f : s.failures)
     if (!q.store_failure.empty())
       exec("store_failure", q.store_failure,
-           {{f.id, false}, {f.code, false}, {f.message, false}, {f.skipped ? "1" : "0", true},
+           {{f.id, false},
+            {f.code, false},
+            {f.message, false},
+            {f.skipped ? "1" : "0", true},
             {s.revision, false}});
   for (const auto& d : s.docs) {
     if (!q.delete_document.empty()) exec("delete_document", q.delete_document, {{d.id, false}});
@@ -459,7 +462,7 @@ bool uses_vector_type(const std::string& sql) {
   return false;
 }
 
-std::unique_ptr<Source> make_source(const UseCase& uc, const SecretLookup& secret) {
+std::unique_ptr<Source> make_sql_source(const UseCase& uc, const SecretLookup& secret) {
   if (uc.sql.driver == "sqlite") return std::make_unique<SqliteSource>(uc);
   std::string dsn = secret ? secret(uc.sql.dsn_secret) : "";
   if (dsn.empty())

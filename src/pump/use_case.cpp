@@ -82,6 +82,23 @@ SqlSource parse_sql(const json& j, const Reader& r, const std::string& base_dir)
   return s;
 }
 
+HttpSource parse_http(const json& j, const Reader& r) {
+  r.only(j, "source", {"type", "url", "api_key_secret", "allow_private"});
+  HttpSource h;
+  if (!j.contains("url")) r.bad("source.url", "is required (the app's webhook)");
+  h.url = r.str(j["url"], "source.url");
+  if (h.url.rfind("http://", 0) != 0 && h.url.rfind("https://", 0) != 0)
+    r.bad("source.url", "must start with http:// or https://");
+  if (h.url.find('#') != std::string::npos) r.bad("source.url", "must not have a fragment");
+  if (j.contains("api_key_secret"))
+    h.api_key_secret = r.str(j["api_key_secret"], "source.api_key_secret");
+  if (j.contains("allow_private")) {
+    if (!j["allow_private"].is_boolean()) r.bad("source.allow_private", "expects true or false");
+    h.allow_private = j["allow_private"].get<bool>();
+  }
+  return h;
+}
+
 }  // namespace
 
 void validate_cron(const std::string& expr, const std::string& file) {
@@ -171,11 +188,14 @@ UseCase parse_use_case(const std::string& name, const json& j, const std::string
   if (j.contains("revision")) uc.revision = r.integer(j["revision"], "revision", 0, 1 << 30);
   if (!j.contains("source")) r.bad("source", "is required (type sql)");
   const json& src = j["source"];
-  if (!src.is_object() || !src.contains("type")) r.bad("source.type", "is required (sql)");
+  if (!src.is_object() || !src.contains("type")) r.bad("source.type", "is required (sql or http)");
   uc.source_type = r.str(src["type"], "source.type");
-  if (uc.source_type != "sql")
-    r.bad("source.type", "'" + uc.source_type + "' is not supported yet (supported: sql)");
-  uc.sql = parse_sql(src, r, base_dir);
+  if (uc.source_type == "sql")
+    uc.sql = parse_sql(src, r, base_dir);
+  else if (uc.source_type == "http")
+    uc.http = parse_http(src, r);
+  else
+    r.bad("source.type", "'" + uc.source_type + "' is not one of: sql, http");
   return uc;
 }
 
@@ -189,6 +209,12 @@ json use_case_to_json(const UseCase& uc) {
   if (uc.chunking.max_tokens) j["max_tokens"] = *uc.chunking.max_tokens;
   if (uc.chunking.overlap_tokens) j["overlap_tokens"] = *uc.chunking.overlap_tokens;
   if (!uc.cron.empty()) j["cron"] = uc.cron;
+  if (uc.source_type == "http") {
+    json src = {{"type", "http"}, {"url", uc.http.url}, {"allow_private", uc.http.allow_private}};
+    if (!uc.http.api_key_secret.empty()) src["api_key_secret"] = uc.http.api_key_secret;
+    j["source"] = std::move(src);
+    return j;
+  }
   json src = {{"type", uc.source_type},
               {"driver", uc.sql.driver},
               {"pending", uc.sql.pending},

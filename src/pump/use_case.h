@@ -30,6 +30,14 @@ struct SqlSource {
                                 // $5 revision
 };
 
+// The `http` source: the app's webhook. GET <url>?limit=N&revision=R answers the pending rows
+// as a JSON array of {id, content, metadata?}; POST <url> takes {revision, docs, failures}.
+struct HttpSource {
+  std::string url;
+  std::string api_key_secret;  // optional: sent as `Authorization: Bearer <secret>`
+  bool allow_private = false;  // loopback/private addresses (an app on this machine) need it
+};
+
 struct UseCase {
   std::string name;  // the file's stem
   std::string description;
@@ -39,8 +47,9 @@ struct UseCase {
   int batch_size = 100;                     // 1..1000 rows per pending query
   int timeout_ms = 30000;                   // 1000..300000, per statement / request
   int revision = 0;                         // the author's counter: bump to re-embed everything
-  std::string source_type = "sql";
+  std::string source_type = "sql";          // sql | http
   SqlSource sql;
+  HttpSource http;
 };
 
 // `file` names the use case in errors. `base_dir` resolves a relative SQLite path.
