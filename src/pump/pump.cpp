@@ -221,6 +221,21 @@ RunResult Pump::run(const std::string& name) {
   }
   catalog::PumpRunEnd end;
   end.last_run_at = start;
+  // What the lease was taken on (a deploy may have rewritten the config meanwhile).
+  if (auto now = cat_.find_pump_use_case(name)) row = std::move(now);
+  // Records a failed run (attempts, backoff or park) and releases the lease.
+  auto fail = [&](Code code, const std::string& message) {
+    end.attempts = row->attempts + 1;
+    end.last_error = std::string(code_name(code)) + ": " + message;
+    // Parked: a failure no retry cures, the fifth in a row, or the one more attempt a parked
+    // use case gets from a trigger.
+    end.parked = !retryable(code) || end.attempts >= kParkAfterFailures || row->parked;
+    if (!end.parked) {
+      end.repoke = true;
+      end.next_run_at = core::now_ms() + (kFirstRetryMs << (end.attempts - 1));
+    }
+    cat_.finish_pump_run(name, owner, end);
+  };
   try {
     const UseCase uc = config_of(*row);
     auto source = make_source(uc, secret_);
@@ -232,17 +247,11 @@ RunResult Pump::run(const std::string& name) {
     cat_.finish_pump_run(name, owner, end);
     return r;
   } catch (const Error& e) {
-    end.attempts = row->attempts + 1;
-    end.last_error = std::string(code_name(e.code())) + ": " + e.message();
-    // Parked: a failure no retry cures, the fifth in a row, or the one more attempt a parked
-    // use case gets from a trigger.
-    end.parked = !retryable(e.code()) || end.attempts >= kParkAfterFailures || row->parked;
-    if (!end.parked) {
-      end.repoke = true;
-      end.next_run_at = core::now_ms() + (kFirstRetryMs << (end.attempts - 1));
-    }
-    cat_.finish_pump_run(name, owner, end);
+    fail(e.code(), e.message());
     throw;
+  } catch (const std::exception& e) {  // never leave the lease held by a live process
+    fail(Code::internal, e.what());
+    throw Error(Code::internal, "use case " + name + ": " + e.what(), {{"use_case", name}});
   }
 }
 

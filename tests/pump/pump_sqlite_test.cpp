@@ -360,6 +360,23 @@ TEST_F(PumpSqlite, OneRunAtATimeAndNoTriggerIsLost) {
   EXPECT_EQ(pump_->run("notes").status, "already_running");
 }
 
+// An exception that is not one of ours still ends the run properly: lease released, counted.
+TEST_F(PumpSqlite, AnUnexpectedFailureStillReleasesTheLease) {
+  write("notes", use_case(10));
+  deploy();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((data_.path() / "catalog.db").c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE pump_use_cases SET config = '{'", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  EXPECT_EQ(run_error("notes"), Code::internal);
+  auto r = row("notes");
+  EXPECT_EQ(r.lease_owner, "");
+  EXPECT_EQ(r.attempts, 1);
+  EXPECT_TRUE(r.pending);  // retried with backoff
+  EXPECT_EQ(r.last_error.rfind("internal: ", 0), 0u) << r.last_error;
+}
+
 TEST_F(PumpSqlite, ProseChunksCarryTheirIndexAndHeadingPath) {
   std::string body = "# Pumps\n\n## Valves\n\n";
   for (int i = 0; i < 60; ++i) body += "The valve number " + std::to_string(i) + " opens. ";
