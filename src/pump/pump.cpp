@@ -129,18 +129,19 @@ DeployReport Pump::deploy(const std::string& dir, const std::string& embedder,
   for (const auto& e : fs::directory_iterator(dir)) {
     if (!e.is_regular_file()) continue;
     const auto ext = e.path().extension().string();
-    if (ext == ".json") {
-      files.push_back(e.path());
-    } else if (ext == ".yaml" || ext == ".yml") {
-      throw Error(Code::unsupported_format,
-                  "use case " + e.path().filename().string() +
-                      ": YAML use cases are not supported yet; write it as JSON (same keys)",
-                  {{"file", e.path().filename().string()}});
-    }
+    if (ext == ".json" || ext == ".yaml" || ext == ".yml") files.push_back(e.path());
   }
   std::sort(files.begin(), files.end());
   std::vector<UseCase> cases;
-  for (const auto& f : files) cases.push_back(load_use_case_file(f.string()));  // all or nothing
+  std::set<std::string> seen;
+  for (const auto& f : files) {  // all or nothing
+    cases.push_back(load_use_case_file(f.string()));
+    if (!seen.insert(cases.back().name).second)
+      throw Error(
+          Code::invalid_argument,
+          "two files define use case '" + cases.back().name + "' (e.g. .json and .yaml); keep one",
+          {{"file", f.filename().string()}});
+  }
   if (!embedder.empty()) embed::ProviderSpec::parse(embedder);  // refuse a malformed spec early
 
   DeployReport rep;

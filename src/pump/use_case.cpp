@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/kb_config.h"
+#include "pump/yaml.h"
 #include "quarry/error.h"
 
 namespace quarry::pump {
@@ -244,6 +245,10 @@ UseCase load_use_case_file(const std::string& path) {
   if (!in) throw Error(Code::not_found, "cannot read use case file " + path, {{"file", path}});
   std::stringstream ss;
   ss << in.rdbuf();
+  const auto ext = p.extension().string();
+  if (ext == ".yaml" || ext == ".yml")
+    return parse_use_case(name, parse_yaml(ss.str(), p.filename().string()), p.filename().string(),
+                          p.parent_path().string());
   json j = json::parse(ss.str(), nullptr, false);
   if (j.is_discarded())
     throw Error(Code::invalid_argument,

@@ -56,7 +56,7 @@ struct UseCase {
 UseCase parse_use_case(const std::string& name, const nlohmann::json& j, const std::string& file,
                        const std::string& base_dir);
 nlohmann::json use_case_to_json(const UseCase& uc);
-// Reads `<dir>/<name>.json` (the only format so far); the name must be a valid KB-style name.
+// Reads `<dir>/<name>.json`, `.yaml` or `.yml`; the name must be a valid KB-style name.
 UseCase load_use_case_file(const std::string& path);
 
 // The chunking half of the revision (profile, effective budgets, the counter), and the revision

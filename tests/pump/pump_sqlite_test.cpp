@@ -211,6 +211,27 @@ TEST_F(PumpSqlite, DeployKeepsRunStateDropsRemovedFilesAndNeverTouchesTheApp) {
   EXPECT_EQ(json::parse(row("notes").config_json)["batch_size"], 7);
 }
 
+TEST_F(PumpSqlite, YamlFilesDeployAndOneNameCannotBeDefinedTwice) {
+  app_->add_notes(1, 4);
+  quarry::testing::write_file(apps() / "notes.yaml",
+                              "batch_size: 3\nsource:\n  type: sql\n  driver: sqlite\n"
+                              "  path: app.db\n  pending: " +
+                                  use_case(3)["source"]["pending"].dump() + "\n  store_chunk: " +
+                                  use_case(3)["source"]["store_chunk"].dump() + "\n");
+  deploy();
+  auto r = pump_->run("notes");
+  EXPECT_EQ(r.processed, 4);
+  EXPECT_EQ(r.batches, 2);
+  write("notes", use_case(3));  // notes.json beside notes.yaml
+  try {
+    deploy();
+    FAIL() << "two files defined one use case";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::invalid_argument);
+    EXPECT_NE(e.message().find("two files"), std::string::npos) << e.message();
+  }
+}
+
 TEST_F(PumpSqlite, TheTwentyBatchCapLeavesTheRestQueued) {
   app_->add_notes(1, 25);
   write("notes", use_case(1));

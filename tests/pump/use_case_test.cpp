@@ -4,6 +4,7 @@
 #include "pump/source.h"
 #include "pump/use_case.h"
 #include "quarry/error.h"
+#include "test_util.h"
 
 namespace quarry::pump {
 namespace {
@@ -130,6 +131,67 @@ TEST(UseCase, VectorTypeDetection) {
   EXPECT_FALSE(uses_vector_type("INSERT INTO t VALUES ($1, $7::real[])"));
   EXPECT_FALSE(uses_vector_type("SELECT to_tsvector(body) FROM t"));
   EXPECT_FALSE(uses_vector_type("SELECT $1::vectors"));
+}
+
+}  // namespace
+}  // namespace quarry::pump
+
+namespace quarry::pump {
+namespace {
+
+TEST(UseCaseYaml, ReadsTheSameUseCaseAsJson) {
+  quarry::testing::TempDir dir;
+  quarry::testing::write_file(dir.path() / "notes.yaml", R"(# support notes
+description: "notes: the app's"
+chunking: prose
+max_tokens: 128
+on: [note.created, note.updated]
+cron: "*/15 * * * *"
+batch_size: 50
+revision: 2
+source:
+  type: sql
+  driver: sqlite
+  path: app.db
+  pending: >-
+    SELECT id, body AS content FROM notes
+    ORDER BY id LIMIT $1
+  store_chunk: INSERT INTO c VALUES ($1, $2, $3)
+)");
+  auto uc = load_use_case_file((dir.path() / "notes.yaml").string());
+  EXPECT_EQ(uc.name, "notes");
+  EXPECT_EQ(uc.description, "notes: the app's");
+  EXPECT_EQ(uc.chunking.profile, "prose");
+  EXPECT_EQ(uc.chunking.max_tokens, 128);
+  EXPECT_EQ(uc.on, (std::vector<std::string>{"note.created", "note.updated"}));
+  EXPECT_EQ(uc.cron, "*/15 * * * *");
+  EXPECT_EQ(uc.batch_size, 50);
+  EXPECT_EQ(uc.revision, 2);
+  EXPECT_EQ(uc.sql.pending, "SELECT id, body AS content FROM notes ORDER BY id LIMIT $1");
+  EXPECT_EQ(uc.sql.path, (dir.path() / "app.db").string());
+}
+
+TEST(UseCaseYaml, ErrorsNameTheFileAndLineOrKey) {
+  quarry::testing::TempDir dir;
+  auto refused = [&](const std::string& text) -> std::string {
+    quarry::testing::write_file(dir.path() / "bad.yml", text);
+    try {
+      load_use_case_file((dir.path() / "bad.yml").string());
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Code::invalid_argument);
+      EXPECT_NE(e.message().find("bad.yml"), std::string::npos) << e.message();
+      return e.message();
+    }
+    return "";
+  };
+  const std::string src =
+      "source: {type: sql, driver: sqlite, path: a.db, pending: 'SELECT 1', store_chunk: 'x'}\n";
+  EXPECT_NE(refused("batch_size: [1\n" + src).find("line"), std::string::npos);
+  EXPECT_NE(refused("batch_size: '100'\n" + src).find("batch_size"), std::string::npos);
+  EXPECT_NE(refused("colour: red\n" + src).find("colour"), std::string::npos);
+  EXPECT_NE(refused("a: &x 1\nb: *x\n" + src).find("aliases"), std::string::npos);
+  EXPECT_NE(refused("batch_size: 1\nbatch_size: 2\n" + src).find("twice"), std::string::npos);
+  EXPECT_EQ(refused("batch_size: 100\n" + src), "");
 }
 
 }  // namespace
