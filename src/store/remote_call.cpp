@@ -62,6 +62,16 @@ void fail_remote(const RemoteTarget& t, const std::string& what, const net::Retr
   throw Error(Code::upstream_error, who + " rejected " + what + http + "; " + rejected_hint, d);
 }
 
+std::string name_slug(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (out.size() >= 20) break;
+    auto u = static_cast<unsigned char>(c);
+    out += std::isalnum(u) && u < 128 ? static_cast<char>(std::tolower(u)) : '-';
+  }
+  return out;
+}
+
 std::string path_segment(const std::string& s) {
   static const char* hex = "0123456789ABCDEF";
   std::string out;

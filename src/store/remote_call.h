@@ -30,6 +30,10 @@ net::RetryOutcome call_remote(const net::RetryPolicy& retry, net::HttpClient& ht
                               const net::RetryOutcome& outcome, const std::string& server_message,
                               const std::string& auth_hint, const std::string& rejected_hint);
 
+// Up to 20 characters of `s` for a readable collection name: ASCII letters and digits
+// lower-cased, anything else '-'. Not unique: callers append a hash of `s`.
+std::string name_slug(const std::string& s);
+
 // Percent-encodes one URL path segment (tenant, database and collection names).
 std::string path_segment(const std::string& s);
 

@@ -14,6 +14,7 @@
 #include "core/util.h"
 #include "quarry/error.h"
 #include "store/chroma/chroma_store.h"
+#include "store/remote_call.h"
 #include "store/settings_reader.h"
 
 namespace quarry::store::chroma {
@@ -186,16 +187,6 @@ json translate_node(const core::Filter& f) {
   return translate_leaf(f);
 }
 
-std::string slug(const std::string& kb) {
-  std::string s;
-  for (char c : kb) {
-    if (s.size() >= 20) break;
-    auto u = static_cast<unsigned char>(c);
-    s += std::isalnum(u) && u < 128 ? static_cast<char>(std::tolower(u)) : '-';
-  }
-  return s;
-}
-
 }  // namespace
 
 ChromaSettings parse_chroma_settings(const json& settings) {
@@ -245,7 +236,7 @@ ChromaSettings parse_chroma_settings(const json& settings) {
 }
 
 std::string collection_name(const std::string& kb, const std::string& revision) {
-  std::string name = "quarry-" + slug(kb) + "-" + core::sha256_hex(kb).substr(0, 12) + "-" +
+  std::string name = "quarry-" + name_slug(kb) + "-" + core::sha256_hex(kb).substr(0, 12) + "-" +
                      core::sha256_hex(kb + '\n' + revision).substr(0, 12);
   return name;
 }

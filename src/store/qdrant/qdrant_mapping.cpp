@@ -19,6 +19,7 @@
 #include "core/util.h"
 #include "quarry/error.h"
 #include "store/qdrant/qdrant_store.h"
+#include "store/remote_call.h"
 #include "store/settings_reader.h"
 
 namespace quarry::store::qdrant {
@@ -200,16 +201,6 @@ json translate_node(const core::Filter& f) {
   return translate_leaf(f);
 }
 
-std::string slug(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (out.size() >= 20) break;
-    auto u = static_cast<unsigned char>(c);
-    out += std::isalnum(u) && u < 128 ? static_cast<char>(std::tolower(u)) : '-';
-  }
-  return out;
-}
-
 bool valid_prefix(const std::string& p) {
   if (p.empty() || p.size() > 40) return false;
   for (char c : p)
@@ -281,7 +272,8 @@ std::string collection_name(const QdrantSettings& s, const std::string& kb,
                             const std::string& revision) {
   if (s.tenancy == "collection")
     return collection_family(s, kb) + core::sha256_hex(kb + '\n' + revision).substr(0, 12);
-  return collection_family(s, kb) + slug(revision) + "_" + core::sha256_hex(revision).substr(0, 12);
+  return collection_family(s, kb) + name_slug(revision) + "_" +
+         core::sha256_hex(revision).substr(0, 12);
 }
 
 std::string point_id(const std::string& kb, const std::string& doc_id, int chunk_index) {
