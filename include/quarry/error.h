@@ -34,6 +34,7 @@ enum class Code {
   input_rejected,     // the embedder refused this input itself (permanent per document)
   cancelled,          // the user stopped a long operation; it resumes where it stopped
   contract_violation,  // an app's pump source broke the pump contract (§8): fix the app
+  budget_exhausted,    // the pump's spend budget for this month is used up (§8)
   internal,
 };
 

@@ -326,15 +326,29 @@ class Catalog {
   // pending. False when the lease was not `owner`'s any more (reclaimed as stale).
   bool finish_pump_run(const std::string& name, const std::string& owner, const PumpRunEnd& end);
   // Queues a trigger; false for an unknown use case.
-  bool mark_pump_pending(const std::string& name);
+  // A trigger: queues a run, due now unless a retry is backing off (then at its time). A parked
+  // use case gets one more attempt. False for an unknown use case.
+  bool trigger_pump(const std::string& name, std::int64_t now);
   // The tombstone's (code, message), when (content hash, revision) has one.
-  std::optional<std::pair<std::string, std::string>> pump_tombstone(
-      const std::string& name, const std::string& content_hash, const std::string& key) const;
+  std::optional<std::pair<std::string, std::string>> pump_tombstone(const std::string& name,
+                                                                    const std::string& content_hash,
+                                                                    const std::string& key) const;
   // Keeps the newest 1,000 per use case.
   void put_pump_tombstone(const std::string& name, const std::string& content_hash,
                           const std::string& key, const std::string& code,
                           const std::string& message, std::int64_t at);
   std::int64_t pump_tombstone_count(const std::string& name) const;
+  // Usage entries (`kind` run: a provider batch of up to 128 chunks; embed: one query text).
+  // Entries older than 400 days are dropped as new ones come.
+  void add_pump_usage(const std::string& name, std::int64_t at, int chunks,
+                      const std::string& kind);
+  // name -> (entries, chunks) since `since` (ms).
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> pump_usage_since(
+      std::int64_t since) const;
+  std::int64_t pump_usage_entries_since(std::int64_t since) const;
+  std::optional<std::string> pump_setting(const std::string& key) const;
+  void set_pump_setting(const std::string& key, const std::optional<std::string>& value,
+                        const AuditEntry& a);
 
   // --- index lifecycle (lifecycle_rows.cpp) ------------------------------------------------
   std::vector<RevisionRow> revisions(const std::string& kb) const;

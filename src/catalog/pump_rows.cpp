@@ -1,5 +1,6 @@
 // The embedding pump's rows (SPEC §8): deployed use cases with their run state and lease, and
 // the tombstones of rows that cannot be embedded (newest 1,000 per use case).
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -127,8 +128,13 @@ bool Catalog::finish_pump_run(const std::string& name, const std::string& owner,
   return sqlite3_changes(db_) == 1;
 }
 
-bool Catalog::mark_pump_pending(const std::string& name) {
-  Stmt(db_, "UPDATE pump_use_cases SET pending = 1 WHERE name = ?").bind(1, name).exec();
+bool Catalog::trigger_pump(const std::string& name, std::int64_t now) {
+  Stmt(db_,
+       "UPDATE pump_use_cases SET pending = 1, next_run_at = CASE WHEN parked = 0 AND attempts > "
+       "0 AND pending = 1 AND next_run_at > ?1 THEN next_run_at ELSE ?1 END WHERE name = ?2")
+      .bind(1, now)
+      .bind(2, name)
+      .exec();
   return sqlite3_changes(db_) == 1;
 }
 
@@ -169,6 +175,61 @@ std::int64_t Catalog::pump_tombstone_count(const std::string& name) const {
   s.bind(1, name);
   s.step();
   return s.i64(0);
+}
+
+}  // namespace quarry::catalog
+
+namespace quarry::catalog {
+
+void Catalog::add_pump_usage(const std::string& name, std::int64_t at, int chunks,
+                             const std::string& kind) {
+  Stmt(db_, "INSERT INTO pump_usage(use_case, at, chunks, kind) VALUES(?, ?, ?, ?)")
+      .bind(1, name)
+      .bind(2, at)
+      .bind(3, chunks)
+      .bind(4, kind)
+      .exec();
+  constexpr std::int64_t kKeepMs = 400LL * 24 * 3600 * 1000;
+  Stmt(db_, "DELETE FROM pump_usage WHERE at < ?").bind(1, at - kKeepMs).exec();
+}
+
+std::map<std::string, std::pair<std::int64_t, std::int64_t>> Catalog::pump_usage_since(
+    std::int64_t since) const {
+  Stmt s(db_,
+         "SELECT use_case, COUNT(*), COALESCE(SUM(chunks), 0) FROM pump_usage WHERE at >= ? "
+         "GROUP BY use_case");
+  s.bind(1, since);
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> out;
+  while (s.step()) out[s.str(0)] = {s.i64(1), s.i64(2)};
+  return out;
+}
+
+std::int64_t Catalog::pump_usage_entries_since(std::int64_t since) const {
+  Stmt s(db_, "SELECT COUNT(*) FROM pump_usage WHERE at >= ?");
+  s.bind(1, since);
+  s.step();
+  return s.i64(0);
+}
+
+std::optional<std::string> Catalog::pump_setting(const std::string& key) const {
+  Stmt s(db_, "SELECT value FROM pump_settings WHERE key = ?");
+  s.bind(1, key);
+  if (!s.step()) return std::nullopt;
+  return s.str(0);
+}
+
+void Catalog::set_pump_setting(const std::string& key, const std::optional<std::string>& value,
+                               const AuditEntry& a) {
+  Transaction tx(db_);
+  if (value)
+    Stmt(db_, "INSERT OR REPLACE INTO pump_settings(key, value) VALUES(?, ?)")
+        .bind(1, key)
+        .bind(2, *value)
+        .exec();
+  else
+    Stmt(db_, "DELETE FROM pump_settings WHERE key = ?").bind(1, key).exec();
+  log_event(a);
+  tx.commit();
 }
 
 }  // namespace quarry::catalog

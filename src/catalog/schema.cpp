@@ -11,7 +11,7 @@
 namespace quarry::catalog {
 namespace {
 
-constexpr std::array<const char*, 7> kMigrations = {
+constexpr std::array<const char*, 8> kMigrations = {
     // v1: knowledge bases, documents, chunks (the content of each KB's FTS5 index), audit.
     R"sql(
 CREATE TABLE kbs (
@@ -191,6 +191,21 @@ CREATE TABLE pump_tombstones (
   PRIMARY KEY (use_case, content_hash, revision)
 );
 CREATE INDEX pump_tombstones_by_age ON pump_tombstones(use_case, at DESC);
+)sql",
+    // v8: the pump's usage entries (one per provider batch of up to 128 chunks, and one per
+    // query-time embedding) and its settings (the optional monthly spend budget).
+    R"sql(
+CREATE TABLE pump_usage (
+  use_case TEXT NOT NULL,
+  at       INTEGER NOT NULL,
+  chunks   INTEGER NOT NULL,
+  kind     TEXT NOT NULL CHECK (kind IN ('run', 'embed'))
+);
+CREATE INDEX pump_usage_by_time ON pump_usage(at);
+CREATE TABLE pump_settings (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
 )sql",
 };
 

@@ -1,6 +1,6 @@
-// quarry pump deploy|list|run|embed — the embedding pump (SPEC §8): keep the vectors of the
-// app's own tables in sync. The CLI runs a use case now, in this process; the server's
-// triggers (events, cron, re-pokes) come with `quarry serve`.
+// quarry pump deploy|list|run|event|budget|embed — the embedding pump (SPEC §8): keep the
+// vectors of the app's own tables in sync. `run` runs a use case now, in this process; the
+// other triggers (deploy, events, cron, re-pokes) queue runs that `quarry serve` carries out.
 #include <cstdlib>
 #include <iostream>
 
@@ -9,6 +9,7 @@
 #include "core/secret_store.h"
 #include "core/util.h"
 #include "pump/pump.h"
+#include "pump/pump_json.h"
 
 namespace quarry::cli {
 using nlohmann::json;
@@ -17,42 +18,6 @@ namespace {
 
 std::string iso(std::int64_t ms) {
   return ms > 0 ? core::iso8601_utc(ms) : "";
-}
-
-json status_json(const pump::UseCaseStatus& s) {
-  const auto& r = s.row;
-  return {{"use_case", r.name},
-          {"config", s.config},
-          {"embedder", r.embedder},
-          {"revision", s.revision.empty() ? json(nullptr) : json(s.revision)},
-          {"config_revision", r.config_revision},
-          {"model_error", s.model_error.empty() ? json(nullptr) : json(s.model_error)},
-          {"running", s.running},
-          {"pending", r.pending},
-          {"parked", r.parked},
-          {"next_run_at", r.pending && r.next_run_at > 0 ? json(iso(r.next_run_at)) : json()},
-          {"attempts", r.attempts},
-          {"tombstoned", s.tombstoned},
-          {"last_run_at", r.last_run_at > 0 ? json(iso(r.last_run_at)) : json()},
-          {"last_error", r.last_error.empty() ? json(nullptr) : json(r.last_error)},
-          {"last_failed", r.last_failed},
-          {"last_skipped", r.last_skipped},
-          {"deployed_at", iso(r.deployed_at)}};
-}
-
-json run_json(const pump::RunResult& r) {
-  if (r.status == "already_running") return {{"status", r.status}, {"use_case", r.use_case}};
-  return {{"status", r.status},
-          {"use_case", r.use_case},
-          {"processed", r.processed},
-          {"failed", r.failed},
-          {"skipped", r.skipped},
-          {"blocked", r.blocked},
-          {"batches", r.batches},
-          {"drained", r.drained},
-          {"chunks", r.chunks},
-          {"revision", r.revision},
-          {"usage_entries", r.usage_entries}};
 }
 
 // The pump works on the engine's data directory, beside its catalog.
@@ -116,8 +81,8 @@ void add_pump_commands(CLI::App& app, Globals& g, int& exit_code) {
     auto all = h.pump->list();
     if (g.json) {
       json items = json::array();
-      for (const auto& s : all) items.push_back(status_json(s));
-      print_json({{"use_cases", items}});
+      for (const auto& s : all) items.push_back(pump::to_json(s));
+      print_json({{"use_cases", items}, {"spend", pump::to_json(h.pump->spend())}});
       return;
     }
     if (all.empty()) std::cout << "no use cases (deploy a folder with `quarry pump deploy DIR`)\n";
@@ -142,7 +107,7 @@ void add_pump_commands(CLI::App& app, Globals& g, int& exit_code) {
     auto h = open_pump(g);
     auto r = h.pump->run(*run_name);
     if (g.json) {
-      print_json(run_json(r));
+      print_json(pump::to_json(r));
     } else if (r.status == "already_running") {
       std::cout << *run_name << " is already running; this trigger is queued for after it\n";
     } else {
@@ -153,6 +118,61 @@ void add_pump_commands(CLI::App& app, Globals& g, int& exit_code) {
       std::cout << (r.drained ? "" : "; more pending (the 20-batch cap): run again") << "\n";
     }
     if (r.status == "already_running") exit_code = exit_status(Code::busy);
+  });
+
+  auto event_name = std::make_shared<std::string>();
+  auto* event = pump->add_subcommand(
+      "event", "Send an event: every use case whose `on` names it gets a run queued");
+  event->add_option("name", *event_name, "The event, e.g. ticket.created")->required();
+  event->callback([&g, event_name] {
+    auto h = open_pump(g);
+    auto names = h.pump->event(*event_name);
+    if (g.json) {
+      print_json({{"event", *event_name}, {"triggered", names}});
+      return;
+    }
+    if (names.empty()) std::cout << "no use case listens to " << *event_name << "\n";
+    for (const auto& n : names)
+      std::cout << "queued " << n << " (`quarry serve` runs it; `quarry pump run " << n
+                << "` runs it now)\n";
+  });
+
+  struct BudgetArgs {
+    std::int64_t monthly = -1;
+    bool off = false;
+  };
+  auto ba = std::make_shared<BudgetArgs>();
+  auto* budget = pump->add_subcommand(
+      "budget", "Show or set the pump's spend budget (usage entries per calendar month, UTC)");
+  auto* monthly = budget->add_option(
+      "--monthly", ba->monthly,
+      "Usage entries allowed per month: a provider batch of up to 128 chunks, or one embed");
+  monthly->check(CLI::NonNegativeNumber);
+  auto* off = budget->add_flag("--off", ba->off, "Remove the budget");
+  off->excludes(monthly);
+  budget->callback([&g, ba, monthly, off] {
+    auto h = open_pump(g);
+    if (monthly->count() > 0 || off->count() > 0) {
+      catalog::AuditEntry a;
+      const char* user = std::getenv("USER");
+      a.actor = user && *user ? user : "cli";
+      a.surface = "cli";
+      h.pump->set_budget(ba->off ? std::nullopt : std::optional<std::int64_t>(ba->monthly), a);
+    }
+    const auto sp = h.pump->spend();
+    if (g.json) {
+      print_json(pump::to_json(sp));
+      return;
+    }
+    std::cout << "this month (since " << iso(sp.month_start) << "): " << sp.used
+              << " usage entries";
+    if (sp.monthly_budget)
+      std::cout << " of a budget of " << *sp.monthly_budget;
+    else
+      std::cout << ", no budget";
+    std::cout << "\n";
+    for (const auto& [name, v] : sp.by_use_case)
+      std::cout << "  " << name << ": " << v.first << " entries, " << v.second << " chunks\n";
   });
 
   struct EmbedArgs {

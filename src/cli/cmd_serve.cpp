@@ -19,7 +19,7 @@ void add_serve_command(CLI::App& app, Globals& g, int& /*exit_code*/) {
   struct Args {
     server::ServeOptions o;
     int max_body_mb = 64;
-    bool no_indexer = false, no_mcp = false;
+    bool no_indexer = false, no_mcp = false, no_pump = false;
     std::string port_file;
   };
   auto a = std::make_shared<Args>();
@@ -36,6 +36,8 @@ void add_serve_command(CLI::App& app, Globals& g, int& /*exit_code*/) {
       ->check(CLI::Range(1, 3600));
   serve->add_flag("--no-indexer", a->no_indexer, "Do not embed pending vectors in the background");
   serve->add_flag("--no-mcp", a->no_mcp, "Do not serve MCP at /mcp");
+  serve->add_flag("--no-pump", a->no_pump,
+                  "Do not run pump use cases as triggers (events, cron, re-pokes) queue them");
   serve->add_flag("--mcp-read-only", a->o.mcp_read_only, "MCP without the write tools");
   serve->add_option("--port-file", a->port_file,
                     "Write the bound port to this file once listening (for scripts and tests)");
@@ -43,6 +45,7 @@ void add_serve_command(CLI::App& app, Globals& g, int& /*exit_code*/) {
     a->o.max_body_bytes = static_cast<std::size_t>(a->max_body_mb) << 20;
     a->o.indexer = !a->no_indexer;
     a->o.mcp = !a->no_mcp;
+    a->o.pump = !a->no_pump;
     // Block the stop signals in every thread the server starts; one thread waits for them.
     sigset_t stop_signals;
     sigemptyset(&stop_signals);

@@ -11,7 +11,7 @@ struct CodeInfo {
   int exit;
 };
 // Exit statuses are part of the CLI contract: append, never renumber.
-constexpr std::array<CodeInfo, 26> kCodes{{
+constexpr std::array<CodeInfo, 27> kCodes{{
     {Code::ok, "ok", 0},
     {Code::invalid_argument, "invalid_argument", 2},
     {Code::not_found, "not_found", 3},
@@ -37,6 +37,7 @@ constexpr std::array<CodeInfo, 26> kCodes{{
     {Code::input_rejected, "input_rejected", 24},
     {Code::cancelled, "cancelled", 130},  // as a shell reports SIGINT
     {Code::contract_violation, "contract_violation", 25},
+    {Code::budget_exhausted, "budget_exhausted", 26},
     {Code::internal, "internal", 1},
 }};
 }  // namespace

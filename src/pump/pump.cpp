@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -14,6 +15,7 @@
 #include "chunk/chunker.h"
 #include "core/util.h"
 #include "embed/provider.h"
+#include "pump/cron.h"
 #include "quarry/error.h"
 
 namespace quarry::pump {
@@ -76,14 +78,34 @@ std::unique_ptr<embed::EmbeddingProvider> provider_for(const std::string& spec,
   return std::move(sel.provider);
 }
 
-std::unique_ptr<embed::EmbeddingProvider> require_provider(const std::string& spec,
-                                                           const std::string& data_dir,
-                                                           const SecretLookup& secret) {
-  std::string why;
-  auto p = provider_for(spec, data_dir, secret, &why);
-  if (!p) throw Error(Code::engine_unavailable, why, {{"embedder", spec}});
-  return p;
-}
+// One provider shared by the threads of a process: its embedding calls take turns.
+class Serialized final : public embed::EmbeddingProvider {
+ public:
+  explicit Serialized(std::unique_ptr<embed::EmbeddingProvider> p) : p_(std::move(p)) {}
+  std::string id() const override { return p_->id(); }
+  std::string model() const override { return p_->model(); }
+  int dimensions() const override { return p_->dimensions(); }
+  int max_input_tokens() const override { return p_->max_input_tokens(); }
+  std::size_t count_tokens(std::string_view text) const override { return p_->count_tokens(text); }
+  std::string identity() const override { return p_->identity(); }
+  bool is_configured() const override { return p_->is_configured(); }
+  embed::Availability is_available() override {
+    std::lock_guard lock(mu_);
+    return p_->is_available();
+  }
+  std::vector<embed::Vector> embed_documents(const std::vector<std::string>& texts) override {
+    std::lock_guard lock(mu_);
+    return p_->embed_documents(texts);
+  }
+  embed::Vector embed_query(const std::string& text) override {
+    std::lock_guard lock(mu_);
+    return p_->embed_query(text);
+  }
+
+ private:
+  std::unique_ptr<embed::EmbeddingProvider> p_;
+  std::mutex mu_;
+};
 
 std::string host_name() {
   char buf[256] = {0};
@@ -109,6 +131,44 @@ bool owner_is_dead(const std::string& owner) {
 
 }  // namespace
 
+ProviderCache::ProviderCache(std::string data_dir, SecretLookup secret)
+    : data_dir_(std::move(data_dir)), secret_(std::move(secret)) {}
+
+std::shared_ptr<embed::EmbeddingProvider> ProviderCache::get(const std::string& spec,
+                                                             std::string* why) {
+  std::lock_guard lock(mu_);
+  if (auto it = cache_.find(spec); it != cache_.end()) return it->second;
+  auto p = provider_for(spec, data_dir_, secret_, why);
+  if (!p) return nullptr;
+  auto shared = std::make_shared<Serialized>(std::move(p));
+  cache_[spec] = shared;
+  return shared;
+}
+
+void ProviderCache::put(const std::string& spec,
+                        std::unique_ptr<embed::EmbeddingProvider> provider) {
+  std::lock_guard lock(mu_);
+  cache_[spec] = std::make_shared<Serialized>(std::move(provider));
+}
+
+std::int64_t month_start_utc(std::int64_t ms) {
+  const std::time_t t = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  tm.tm_mday = 1;
+  tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+  return static_cast<std::int64_t>(timegm(&tm)) * 1000;
+}
+
+void check_event_name(const std::string& name) {
+  if (name.empty() || name.size() > 200 ||
+      !std::all_of(name.begin(), name.end(), [](unsigned char c) { return c > 32 && c < 127; }))
+    throw Error(Code::invalid_argument,
+                "an event name is 1-200 printable ASCII characters without spaces, e.g. "
+                "ticket.created",
+                {{"field", "name"}});
+}
+
 bool Pump::take_over_dead_lease(const std::string& name, const std::string& owner,
                                 std::int64_t now) {
   auto row = cat_.find_pump_use_case(name);
@@ -116,8 +176,106 @@ bool Pump::take_over_dead_lease(const std::string& name, const std::string& owne
   return cat_.take_over_pump_lease(name, row->lease_owner, owner, now);
 }
 
-Pump::Pump(std::string data_dir, catalog::Catalog& cat, SecretLookup secret)
-    : data_dir_(std::move(data_dir)), cat_(cat), secret_(std::move(secret)) {}
+Pump::Pump(std::string data_dir, catalog::Catalog& cat, SecretLookup secret,
+           std::shared_ptr<ProviderCache> providers)
+    : data_dir_(std::move(data_dir)),
+      cat_(cat),
+      secret_(std::move(secret)),
+      providers_(providers ? std::move(providers)
+                           : std::make_shared<ProviderCache>(data_dir_, secret_)) {}
+
+std::shared_ptr<embed::EmbeddingProvider> Pump::require_provider(const std::string& spec) {
+  std::string why;
+  auto p = providers_->get(spec, &why);
+  if (!p) throw Error(Code::engine_unavailable, why, {{"embedder", spec}});
+  return p;
+}
+
+void Pump::check_budget(const std::string& name) {
+  const auto budget = cat_.pump_setting("monthly_budget");
+  if (!budget) return;
+  const auto limit = std::stoll(*budget);
+  const auto used = cat_.pump_usage_entries_since(month_start_utc(core::now_ms()));
+  if (used >= limit)
+    throw Error(Code::budget_exhausted,
+                "the pump's spend budget of " + *budget + " usage entries this month is used up (" +
+                    std::to_string(used) +
+                    " used); raise it with `quarry pump budget --monthly N` or remove it with "
+                    "--off, then trigger the use case again",
+                {{"use_case", name}, {"budget", *budget}});
+}
+
+void Pump::set_budget(std::optional<std::int64_t> monthly_entries,
+                      const catalog::AuditEntry& audit) {
+  if (monthly_entries && *monthly_entries < 0)
+    throw Error(Code::invalid_argument, "the monthly budget is a count of usage entries, 0 or more",
+                {{"field", "monthly"}});
+  auto a = audit;
+  a.action = "pump.budget";
+  a.target = "pump";
+  a.details_json =
+      json{{"monthly_budget", monthly_entries ? json(*monthly_entries) : json()}}.dump();
+  cat_.set_pump_setting(
+      "monthly_budget",
+      monthly_entries ? std::optional<std::string>(std::to_string(*monthly_entries)) : std::nullopt,
+      a);
+}
+
+Spend Pump::spend() {
+  Spend s;
+  if (auto b = cat_.pump_setting("monthly_budget")) s.monthly_budget = std::stoll(*b);
+  s.month_start = month_start_utc(core::now_ms());
+  s.by_use_case = cat_.pump_usage_since(s.month_start);
+  for (const auto& [name, v] : s.by_use_case) s.used += v.first;
+  return s;
+}
+
+void Pump::trigger(const std::string& name) {
+  if (!cat_.trigger_pump(name, core::now_ms()))
+    throw Error(Code::not_found,
+                "no pump use case '" + name + "'; `quarry pump list` shows the deployed ones",
+                {{"use_case", name}});
+}
+
+std::vector<std::string> Pump::event(const std::string& event_name) {
+  check_event_name(event_name);
+  std::vector<std::string> out;
+  const auto now = core::now_ms();
+  for (const auto& row : cat_.list_pump_use_cases()) {
+    const auto cfg = json::parse(row.config_json);
+    if (!cfg.contains("on")) continue;
+    for (const auto& e : cfg["on"])
+      if (e.is_string() && e.get<std::string>() == event_name) {
+        if (cat_.trigger_pump(row.name, now)) out.push_back(row.name);
+        break;
+      }
+  }
+  return out;
+}
+
+std::vector<std::string> Pump::cron_tick(std::int64_t from_ms, std::int64_t to_ms) {
+  std::vector<std::string> out;
+  if (to_ms <= from_ms) return out;
+  for (const auto& row : cat_.list_pump_use_cases()) {
+    const auto cfg = json::parse(row.config_json);
+    if (!cfg.contains("cron") || !cfg["cron"].is_string()) continue;
+    const auto next = Cron::parse(cfg["cron"].get<std::string>(), row.name).next_after(from_ms);
+    if (next >= 0 && next <= to_ms && cat_.trigger_pump(row.name, core::now_ms()))
+      out.push_back(row.name);
+  }
+  return out;
+}
+
+std::vector<std::string> Pump::due(std::int64_t now) {
+  std::vector<std::string> out;
+  for (const auto& row : cat_.list_pump_use_cases()) {
+    if (!row.pending || row.next_run_at > now) continue;
+    const bool leased = !row.lease_owner.empty() && row.lease_at >= now - kLeaseStaleMs &&
+                        !owner_is_dead(row.lease_owner);
+    if (!leased) out.push_back(row.name);
+  }
+  return out;
+}
 
 DeployReport Pump::deploy(const std::string& dir, const std::string& embedder,
                           const catalog::AuditEntry& audit) {
@@ -188,13 +346,19 @@ DeployReport Pump::deploy(const std::string& dir, const std::string& embedder,
 std::vector<UseCaseStatus> Pump::list() {
   std::vector<UseCaseStatus> out;
   const auto now = core::now_ms();
+  const auto usage = cat_.pump_usage_since(month_start_utc(now));
   for (auto& row : cat_.list_pump_use_cases()) {
     UseCaseStatus st;
     st.config = json::parse(row.config_json);
-    st.running = !row.lease_owner.empty() && row.lease_at >= now - kLeaseStaleMs;
+    st.running = !row.lease_owner.empty() && row.lease_at >= now - kLeaseStaleMs &&
+                 !owner_is_dead(row.lease_owner);
     st.tombstoned = cat_.pump_tombstone_count(row.name);
+    if (auto u = usage.find(row.name); u != usage.end()) {
+      st.usage_entries = u->second.first;
+      st.usage_chunks = u->second.second;
+    }
     std::string why;
-    if (auto p = provider_for(row.embedder, data_dir_, secret_, &why))
+    if (auto p = providers_->get(row.embedder, &why))
       st.revision = revision(config_of(row), p->identity());
     else
       st.model_error = why;
@@ -204,7 +368,7 @@ std::vector<UseCaseStatus> Pump::list() {
   return out;
 }
 
-RunResult Pump::run(const std::string& name) {
+RunResult Pump::run(const std::string& name, const std::atomic<bool>* stop) {
   auto row = cat_.find_pump_use_case(name);
   if (!row)
     throw Error(Code::not_found,
@@ -214,7 +378,7 @@ RunResult Pump::run(const std::string& name) {
   const auto start = core::now_ms();
   if (!cat_.claim_pump_lease(name, owner, start, start - kLeaseStaleMs) &&
       !take_over_dead_lease(name, owner, start)) {
-    cat_.mark_pump_pending(name);  // coalesced: the running run's owner sees it queued
+    cat_.trigger_pump(name, start);  // coalesced: queued for after the running run
     RunResult r;
     r.status = "already_running";
     r.use_case = name;
@@ -240,7 +404,7 @@ RunResult Pump::run(const std::string& name) {
   try {
     const UseCase uc = config_of(*row);
     auto source = make_source(uc, secret_);
-    RunResult r = run_leased(uc, *row, *source);
+    RunResult r = run_leased(uc, *row, *source, stop);
     end.last_failed = r.failed;
     end.last_skipped = r.skipped;
     end.repoke = !r.drained;  // the 20-batch cap: the next sweep continues
@@ -256,8 +420,9 @@ RunResult Pump::run(const std::string& name) {
   }
 }
 
-RunResult Pump::run_leased(const UseCase& uc, const catalog::PumpUseCaseRow& row, Source& source) {
-  auto provider = require_provider(row.embedder, data_dir_, secret_);
+RunResult Pump::run_leased(const UseCase& uc, const catalog::PumpUseCaseRow& row, Source& source,
+                           const std::atomic<bool>* stop) {
+  auto provider = require_provider(row.embedder);
   RunResult res;
   res.status = "ok";
   res.use_case = uc.name;
@@ -274,7 +439,7 @@ RunResult Pump::run_leased(const UseCase& uc, const catalog::PumpUseCaseRow& row
   const bool any_tombstones = cat_.pump_tombstone_count(uc.name) > 0;
   std::map<std::string, std::pair<std::string, std::string>> failed_now;  // hash -> code, msg
   while (true) {
-    if (res.batches == kMaxBatches) {
+    if (res.batches == kMaxBatches || (stop && stop->load())) {
       res.drained = false;
       break;
     }
@@ -360,7 +525,9 @@ RunResult Pump::run_leased(const UseCase& uc, const catalog::PumpUseCaseRow& row
       const std::size_t to = std::min(all.size(), from + kChunksPerUsageEntry);
       std::vector<std::string> texts;
       for (std::size_t i = from; i < to; ++i) texts.push_back(all[i]->text);
+      check_budget(uc.name);
       auto vecs = provider->embed_documents(texts);
+      cat_.add_pump_usage(uc.name, core::now_ms(), static_cast<int>(texts.size()), "run");
       if (vecs.size() != texts.size())
         throw Error(Code::upstream_error, "embedder '" + provider->id() + "' returned " +
                                               std::to_string(vecs.size()) + " vectors for " +
@@ -403,9 +570,11 @@ EmbedResult Pump::embed(const std::string& name, const std::string& text) {
     throw Error(Code::invalid_argument,
                 "the text to embed is longer than 100,000 characters; shorten it",
                 {{"field", "text"}});
-  auto provider = require_provider(row->embedder, data_dir_, secret_);
+  auto provider = require_provider(row->embedder);
+  check_budget(name);
   EmbedResult r;
   r.embedding = provider->embed_query(text);  // exactly as sent: no trimming
+  cat_.add_pump_usage(name, core::now_ms(), 1, "embed");
   r.revision = revision(config_of(*row), provider->identity());
   return r;
 }

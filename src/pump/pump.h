@@ -4,8 +4,12 @@
 // (attempts, parked, queued trigger, lease) and tombstones.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +18,10 @@
 #include "catalog/catalog.h"
 #include "pump/source.h"
 #include "pump/use_case.h"
+
+namespace quarry::embed {
+class EmbeddingProvider;
+}
 
 namespace quarry::pump {
 
@@ -28,6 +36,24 @@ inline constexpr int kParkAfterFailures = 5;
 inline constexpr std::int64_t kLeaseStaleMs = 30LL * 60 * 1000;
 inline constexpr std::int64_t kFirstRetryMs = 20000;  // then 40, 80, 160 s
 
+// Embedding providers by spec, loaded once (a static model takes seconds to load) and shared
+// by every Pump of a process; calls into one provider are serialised. A spec that does not
+// resolve is not cached, so installing the model fixes it without a restart.
+class ProviderCache {
+ public:
+  ProviderCache(std::string data_dir, SecretLookup secret);
+  // Null with `why` set when `spec` does not resolve to a usable provider.
+  std::shared_ptr<embed::EmbeddingProvider> get(const std::string& spec, std::string* why);
+  // Serves `spec` with `provider` (an embedder built by the caller, e.g. a test's).
+  void put(const std::string& spec, std::unique_ptr<embed::EmbeddingProvider> provider);
+
+ private:
+  std::string data_dir_;
+  SecretLookup secret_;
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<embed::EmbeddingProvider>> cache_;
+};
+
 struct DeployReport {
   std::vector<std::string> deployed;          // every use case of the folder, sorted
   std::vector<std::string> removed;           // deployed before, file gone now
@@ -41,6 +67,16 @@ struct UseCaseStatus {
   std::string model_error;
   bool running = false;
   std::int64_t tombstoned = 0;
+  std::int64_t usage_entries = 0;  // this calendar month (UTC)
+  std::int64_t usage_chunks = 0;
+};
+
+// The pump's spend: usage entries this calendar month (UTC) against the optional budget.
+struct Spend {
+  std::optional<std::int64_t> monthly_budget;  // usage entries; none = unlimited
+  std::int64_t used = 0;
+  std::int64_t month_start = 0;                                              // ms
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> by_use_case;  // entries, chunks
 };
 
 struct RunResult {
@@ -64,7 +100,9 @@ struct EmbedResult {
 
 class Pump {
  public:
-  Pump(std::string data_dir, catalog::Catalog& cat, SecretLookup secret);
+  // `providers` may be shared by several Pumps (the server's threads); null makes one.
+  Pump(std::string data_dir, catalog::Catalog& cat, SecretLookup secret,
+       std::shared_ptr<ProviderCache> providers = nullptr);
 
   // Validates every `*.json` file of `dir` (one bad file fails the whole deploy, naming the file
   // and key) and reconciles: configs rewritten, run state of surviving use cases kept, removed
@@ -75,17 +113,43 @@ class Pump {
   std::vector<UseCaseStatus> list();
   // A manual trigger, run now in this process. Throws the run's error after recording it (the
   // use case's attempts, backoff or park); not_found for an unknown use case.
-  RunResult run(const std::string& name);
+  // `stop`, when given and set (the server shutting down), ends the run after the batch in
+  // hand as if at the batch cap: drained false, another run queued.
+  RunResult run(const std::string& name, const std::atomic<bool>* stop = nullptr);
   // Query-time embedding with the use case's embedder, and the revision its vectors carry.
   EmbedResult embed(const std::string& name, const std::string& text);
 
+  // Triggers (SPEC §8). A manual or scheduled trigger queues a run (one more attempt for a
+  // parked use case; a retry backing off keeps its time); not_found for an unknown use case.
+  void trigger(const std::string& name);
+  // An event: triggers every use case whose `on` names it; returns their names (maybe none).
+  std::vector<std::string> event(const std::string& event_name);
+  // Cron: triggers every use case whose schedule has a minute in (from_ms, to_ms].
+  std::vector<std::string> cron_tick(std::int64_t from_ms, std::int64_t to_ms);
+  // Use cases with a queued run due by `now` whose lease is free (or stale, or a dead process's).
+  std::vector<std::string> due(std::int64_t now);
+
+  // The spend budget: usage entries per calendar month (UTC); nullopt removes it.
+  void set_budget(std::optional<std::int64_t> monthly_entries, const catalog::AuditEntry& audit);
+  Spend spend();
+
  private:
-  RunResult run_leased(const UseCase& uc, const catalog::PumpUseCaseRow& row, Source& source);
+  std::shared_ptr<embed::EmbeddingProvider> require_provider(const std::string& spec);
+  // Throws budget_exhausted when the month's budget has no entry left.
+  void check_budget(const std::string& name);
+  RunResult run_leased(const UseCase& uc, const catalog::PumpUseCaseRow& row, Source& source,
+                       const std::atomic<bool>* stop);
   bool take_over_dead_lease(const std::string& name, const std::string& owner, std::int64_t now);
 
   std::string data_dir_;
   catalog::Catalog& cat_;
   SecretLookup secret_;
+  std::shared_ptr<ProviderCache> providers_;
 };
+
+// Validates an event name (1-200 printable ASCII characters, no spaces); invalid_argument.
+void check_event_name(const std::string& name);
+// The first millisecond of the calendar month (UTC) containing `ms`.
+std::int64_t month_start_utc(std::int64_t ms);
 
 }  // namespace quarry::pump

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/kb_config.h"
+#include "pump/cron.h"
 #include "pump/yaml.h"
 #include "quarry/error.h"
 
@@ -103,45 +104,7 @@ HttpSource parse_http(const json& j, const Reader& r) {
 }  // namespace
 
 void validate_cron(const std::string& expr, const std::string& file) {
-  Reader r(file);
-  std::istringstream in(expr);
-  std::vector<std::string> fields;
-  for (std::string f; in >> f;) fields.push_back(f);
-  if (fields.size() != 5)
-    r.bad("cron",
-          "expects 5 fields (minute hour day month weekday), got " + std::to_string(fields.size()));
-  const int lo[5] = {0, 0, 1, 1, 0}, hi[5] = {59, 23, 31, 12, 7};
-  auto number = [&](const std::string& t, int i) {
-    if (t.empty() || t.size() > 2 || t.find_first_not_of("0123456789") != std::string::npos)
-      r.bad("cron", "field " + std::to_string(i + 1) + " ('" + fields[i] + "') is not valid");
-    int n = std::stoi(t);
-    if (n < lo[i] || n > hi[i])
-      r.bad("cron", "field " + std::to_string(i + 1) + " value " + t + " is outside " +
-                        std::to_string(lo[i]) + "-" + std::to_string(hi[i]));
-    return n;
-  };
-  for (int i = 0; i < 5; ++i) {
-    std::stringstream items(fields[i]);
-    for (std::string item; std::getline(items, item, ',');) {
-      std::string range = item, step;
-      if (auto slash = item.find('/'); slash != std::string::npos) {
-        range = item.substr(0, slash);
-        step = item.substr(slash + 1);
-        if (step.empty() || step.size() > 2 ||
-            step.find_first_not_of("0123456789") != std::string::npos || std::stoi(step) == 0 ||
-            std::stoi(step) > hi[i])
-          r.bad("cron",
-                "field " + std::to_string(i + 1) + " ('" + fields[i] + "') has an invalid step");
-      }
-      if (range == "*") continue;
-      auto dash = range.find('-');
-      if (dash == std::string::npos) {
-        number(range, i);
-      } else if (number(range.substr(0, dash), i) > number(range.substr(dash + 1), i)) {
-        r.bad("cron", "field " + std::to_string(i + 1) + " range '" + range + "' runs backwards");
-      }
-    }
-  }
+  Cron::parse(expr, file);
 }
 
 UseCase parse_use_case(const std::string& name, const json& j, const std::string& file,

@@ -17,6 +17,9 @@
 #include <regex>
 #include <thread>
 
+#include "core/secret_store.h"
+#include "pump/pump.h"
+#include "pump/scheduler.h"
 #include "server/mcp.h"
 #include "server/rest.h"
 #include "server/routes.h"
@@ -148,8 +151,10 @@ class HttpServerImpl final : public HttpServer {
                         "create --name NAME --scope admin`",
                     {{"field", "host"}});
     }
-    state_ = std::make_unique<ServerState>(
-        ServerState{*pool_, nullptr, std::chrono::steady_clock::now(), kOpenApiJson, {}});
+    state_ = std::make_unique<ServerState>(ServerState{
+        *pool_, nullptr, std::chrono::steady_clock::now(), kOpenApiJson, {}, {}, nullptr});
+    state_->pump_providers =
+        std::make_shared<pump::ProviderCache>(data_dir_, core::secret_lookup(data_dir_));
     state_->http_metrics = [this] { return metrics_.text(); };
     if (o.mcp) {
       McpOptions mo;
@@ -231,10 +236,20 @@ class HttpServerImpl final : public HttpServer {
       indexer_ = Indexer::start(io);
       state_->indexer = indexer_.get();
     }
+    if (o.pump) {
+      pool_->acquire("local", "server");  // opening one creates the data dir and its catalog
+      pump::SchedulerOptions po;
+      po.data_dir = data_dir_;
+      po.secret = core::secret_lookup(data_dir_);
+      po.providers = state_->pump_providers;
+      pump_ = std::make_unique<pump::Scheduler>(po);
+      state_->pump_scheduler = pump_.get();
+    }
   }
 
   ~HttpServerImpl() override {
     stop();
+    if (pump_) pump_->stop();
     if (indexer_) indexer_->stop();
   }
 
@@ -377,6 +392,7 @@ class HttpServerImpl final : public HttpServer {
   std::unique_ptr<ServerState> state_;
   std::unique_ptr<McpServer> mcp_;
   std::unique_ptr<Indexer> indexer_;
+  std::unique_ptr<pump::Scheduler> pump_;
   HttpMetrics metrics_;
 };
 

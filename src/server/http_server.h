@@ -24,6 +24,7 @@ struct ServeOptions {
   int read_timeout_s = 30;  // a client must send its request within this
   int write_timeout_s = 30;
   bool indexer = true;  // embed pending vectors in the background
+  bool pump = true;     // run the pump's triggered use cases (events, cron, re-pokes)
   bool mcp = true;      // serve /mcp
   bool mcp_read_only = false;
 };

@@ -6,12 +6,18 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "quarry/indexer.h"
 #include "server/auth.h"
 #include "server/engine_pool.h"
+
+namespace quarry::pump {
+class ProviderCache;
+class Scheduler;
+}  // namespace quarry::pump
 
 namespace quarry::server {
 
@@ -44,6 +50,10 @@ struct ServerState {
   std::string openapi_json;
   // Prometheus text of the HTTP counters (the server's), appended to /metrics.
   std::function<std::string()> http_metrics;
+  // The embedding pump (SPEC §8): providers shared with the scheduler, which runs what
+  // triggers queue (null when the server runs without it).
+  std::shared_ptr<pump::ProviderCache> pump_providers;
+  pump::Scheduler* pump_scheduler = nullptr;
 };
 
 using RestHandler = ApiReply (*)(ServerState&, const ApiRequest&);
@@ -51,5 +61,7 @@ using RestHandler = ApiReply (*)(ServerState&, const ApiRequest&);
 // Handlers by operation id; every row of rest_routes() has one. Errors are thrown as
 // quarry::Error and rendered by the caller.
 const std::map<std::string, RestHandler>& rest_handlers();
+// The pump's handlers (rest_pump.cpp), merged into rest_handlers().
+const std::map<std::string, RestHandler>& pump_handlers();
 
 }  // namespace quarry::server

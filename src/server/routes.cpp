@@ -30,6 +30,10 @@ const std::vector<RouteSpec>& rest_routes() {
       {"GET", "/tokens", "listTokens", true, Scope::admin},
       {"POST", "/tokens", "createToken", true, Scope::admin},
       {"DELETE", "/tokens/{id}", "revokeToken", true, Scope::admin},
+      {"GET", "/pump/use-cases", "listPumpUseCases", true, Scope::read},
+      {"POST", "/pump/use-cases/{use_case}/_run", "runPumpUseCase", true, Scope::write},
+      {"POST", "/pump/use-cases/{use_case}/_embed", "embedPumpText", true, Scope::write},
+      {"POST", "/events", "postEvent", true, Scope::write},
   };
   return routes;
 }

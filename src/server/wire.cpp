@@ -265,6 +265,8 @@ int http_status(Code code) {
     case Code::input_rejected:
     case Code::contract_violation:
       return 422;
+    case Code::budget_exhausted:
+      return 402;
     case Code::rate_limited:
       return 429;
     case Code::busy:

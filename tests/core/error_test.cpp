@@ -38,6 +38,7 @@ const std::map<Code, std::pair<std::string, int>>& expected() {
       {Code::input_rejected, {"input_rejected", 24}},
       {Code::cancelled, {"cancelled", 130}},
       {Code::contract_violation, {"contract_violation", 25}},
+      {Code::budget_exhausted, {"budget_exhausted", 26}},
       {Code::internal, {"internal", 1}},
   };
   return m;
