@@ -66,7 +66,8 @@ SqlSource parse_sql(const json& j, const Reader& r, const std::string& base_dir)
     if (!j.contains("path")) r.bad("source.path", "is required for sqlite (the database file)");
     if (j.contains("dsn_secret")) r.bad("source.dsn_secret", "is for postgres sources only");
     fs::path p = r.str(j["path"], "source.path");
-    if (p.is_relative() && !base_dir.empty()) p = fs::path(base_dir) / p;
+    // Absolute once deployed: the server that runs it has another working directory.
+    if (p.is_relative() && !base_dir.empty()) p = fs::absolute(fs::path(base_dir) / p);
     s.path = p.lexically_normal().string();
   }
   auto statement = [&](const char* key, bool required) {

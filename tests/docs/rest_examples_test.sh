@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every ```sh block of docs/rest.md, in order, against a real `quarry serve`, so the REST
 # guide cannot drift from the server. Each block runs in its own `bash -euo pipefail` with
-# QUARRY_URL and TOKEN (an admin token's secret) set, in one shared working directory; a block
+# QUARRY_URL and TOKEN (an admin token's secret) set, and `quarry` on the PATH with QUARRY_HOME
+# the server's data directory, in one shared working directory; a block
 # that exits non-zero fails the test, which prints the block and its output.
 #
 # Usage: QUARRY_BINARY=build/quarry tests/docs/rest_examples_test.sh [path/to/rest.md]
@@ -14,7 +15,7 @@ doc="${1:-$source_dir/docs/rest.md}"
 openapi="$source_dir/docs/openapi.json"
 binary="${QUARRY_BINARY:-$source_dir/build/quarry}"
 
-for tool in curl jq; do
+for tool in curl jq sqlite3; do
   if ! command -v "$tool" >/dev/null 2>&1; then
     echo "SKIP: $tool is not installed (the examples in docs/rest.md use it)"
     exit 77
@@ -70,7 +71,10 @@ done
 port="$(tr -d '[:space:]' <"$tmp/port")"
 [[ "$port" =~ ^[0-9]+$ ]] || fail "port file holds '$port', not a port number"
 QUARRY_URL="http://127.0.0.1:$port"
-export QUARRY_URL TOKEN
+# The pump's examples deploy use cases with the CLI on the server's data directory.
+QUARRY_HOME="$tmp/data"
+PATH="$(cd "$(dirname "$binary")" && pwd):$PATH"
+export QUARRY_URL TOKEN QUARRY_HOME PATH
 
 # The server serves this very document at /openapi.json.
 curl -sS --fail-with-body "$QUARRY_URL/api/v1/openapi.json" >"$tmp/served-openapi.json" \

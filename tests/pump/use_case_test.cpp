@@ -1,6 +1,8 @@
 // The use-case schema of SPEC §8: strict, ranges, budgets under `none`, cron fields, sources.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "pump/source.h"
 #include "pump/use_case.h"
 #include "quarry/error.h"
@@ -122,6 +124,9 @@ TEST(UseCase, RelativeSqlitePathsResolveAgainstTheFolder) {
   json j = minimal();
   j["source"]["path"] = "data/app.db";
   EXPECT_EQ(parse_use_case("notes", j, "notes.json", "/apps/x").sql.path, "/apps/x/data/app.db");
+  // A folder given relative to the deploying shell: absolute, so the server finds it.
+  EXPECT_EQ(parse_use_case("notes", j, "notes.json", "apps/x").sql.path,
+            (std::filesystem::current_path() / "apps/x/data/app.db").string());
 }
 
 TEST(UseCase, VectorTypeDetection) {
