@@ -339,8 +339,9 @@ class Catalog {
                           const std::string& message, std::int64_t at);
   std::int64_t pump_tombstone_count(const std::string& name) const;
   // Usage entries (`kind` run: a provider batch of up to 128 chunks; embed: one query text).
-  // Entries older than 400 days are dropped as new ones come.
-  void add_pump_usage(const std::string& name, std::int64_t at, int chunks,
+  // Entries older than 400 days are dropped as new ones come. One entry per element of
+  // `chunks` (its chunk count), in one transaction.
+  void add_pump_usage(const std::string& name, std::int64_t at, const std::vector<int>& chunks,
                       const std::string& kind);
   // name -> (entries, chunks) since `since` (ms).
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> pump_usage_since(

@@ -181,16 +181,19 @@ std::int64_t Catalog::pump_tombstone_count(const std::string& name) const {
 
 namespace quarry::catalog {
 
-void Catalog::add_pump_usage(const std::string& name, std::int64_t at, int chunks,
-                             const std::string& kind) {
-  Stmt(db_, "INSERT INTO pump_usage(use_case, at, chunks, kind) VALUES(?, ?, ?, ?)")
-      .bind(1, name)
-      .bind(2, at)
-      .bind(3, chunks)
-      .bind(4, kind)
-      .exec();
+void Catalog::add_pump_usage(const std::string& name, std::int64_t at,
+                             const std::vector<int>& chunks, const std::string& kind) {
+  Transaction tx(db_);
+  for (int n : chunks)
+    Stmt(db_, "INSERT INTO pump_usage(use_case, at, chunks, kind) VALUES(?, ?, ?, ?)")
+        .bind(1, name)
+        .bind(2, at)
+        .bind(3, n)
+        .bind(4, kind)
+        .exec();
   constexpr std::int64_t kKeepMs = 400LL * 24 * 3600 * 1000;
   Stmt(db_, "DELETE FROM pump_usage WHERE at < ?").bind(1, at - kKeepMs).exec();
+  tx.commit();
 }
 
 std::map<std::string, std::pair<std::int64_t, std::int64_t>> Catalog::pump_usage_since(

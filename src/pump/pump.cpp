@@ -8,7 +8,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <ctime>
+#include <deque>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <set>
 
@@ -191,11 +193,11 @@ std::shared_ptr<embed::EmbeddingProvider> Pump::require_provider(const std::stri
   return p;
 }
 
-void Pump::check_budget(const std::string& name) {
+void Pump::check_budget(const std::string& name, std::int64_t unrecorded) {
   const auto budget = cat_.pump_setting("monthly_budget");
   if (!budget) return;
   const auto limit = std::stoll(*budget);
-  const auto used = cat_.pump_usage_entries_since(month_start_utc(core::now_ms()));
+  const auto used = cat_.pump_usage_entries_since(month_start_utc(core::now_ms())) + unrecorded;
   if (used >= limit)
     throw Error(Code::budget_exhausted,
                 "the pump's spend budget of " + *budget + " usage entries this month is used up (" +
@@ -517,44 +519,115 @@ RunResult Pump::run_leased(const UseCase& uc, const catalog::PumpUseCaseRow& row
       break;
     }
 
-    // Embed the batch's chunks, one provider call per 128 (a usage entry each).
-    std::vector<StoredChunk*> all;
-    for (auto& d : docs)
-      for (auto& c : d.chunks) all.push_back(&c);
-    for (std::size_t from = 0; from < all.size(); from += kChunksPerUsageEntry) {
-      const std::size_t to = std::min(all.size(), from + kChunksPerUsageEntry);
-      std::vector<std::string> texts;
-      for (std::size_t i = from; i < to; ++i) texts.push_back(all[i]->text);
-      check_budget(uc.name);
-      auto vecs = provider->embed_documents(texts);
-      cat_.add_pump_usage(uc.name, core::now_ms(), static_cast<int>(texts.size()), "run");
-      if (vecs.size() != texts.size())
-        throw Error(Code::upstream_error, "embedder '" + provider->id() + "' returned " +
-                                              std::to_string(vecs.size()) + " vectors for " +
-                                              std::to_string(texts.size()) + " texts");
-      for (std::size_t i = from; i < to; ++i) all[i]->vector = std::move(vecs[i - from]);
-      ++res.usage_entries;
-    }
-
-    // Hand the results back in slices of at most 2,000 chunks; the failures ride the first.
-    Slice slice{res.revision, {}, std::move(failures)};
-    int in_slice = 0;
-    for (auto& d : docs) {
-      const int n = static_cast<int>(d.chunks.size());
-      if (in_slice > 0 && in_slice + n > kMaxChunksPerSlice) {
-        source.store(slice);
-        slice = Slice{res.revision, {}, {}};
-        in_slice = 0;
-      }
-      in_slice += n;
-      res.chunks += n;
-      slice.docs.push_back(std::move(d));
-    }
-    source.store(slice);
-    res.processed += static_cast<int>(docs.size());
+    embed_and_store(uc.name, *provider, source, res, docs, std::move(failures));
     if (rows->size() < static_cast<std::size_t>(uc.batch_size)) break;  // a short page: drained
   }
   return res;
+}
+
+// Embeds the batch's chunks, one provider call per 128 (a usage entry each), on a helper thread,
+// while this thread hands back the documents already embedded: the app's writes overlap the
+// provider's work. Slices hold whole documents, at most 2,000 chunks; one is handed back when
+// kMinSliceChunks are ready (fewer transactions) or at the end; the failures ride the first.
+void Pump::embed_and_store(const std::string& name, embed::EmbeddingProvider& provider,
+                           Source& source, RunResult& res, std::vector<StoredDocument>& docs,
+                           std::vector<Failure> failures) {
+  std::vector<StoredChunk*> all;
+  std::vector<std::size_t> doc_end;  // chunks up to and including document i
+  for (auto& d : docs) {
+    for (auto& c : d.chunks) all.push_back(&c);
+    doc_end.push_back(all.size());
+  }
+  using Vectors = std::vector<embed::Vector>;
+  struct Call {
+    std::future<Vectors> result;
+    std::size_t from, to;
+  };
+  std::deque<Call> inflight;
+  std::vector<int> usage;  // chunks per provider call, recorded once per batch
+  std::size_t next = 0, embedded = 0, next_doc = 0;
+  bool first_slice = true;
+
+  auto submit = [&] {
+    if (next >= all.size()) return;
+    check_budget(name, static_cast<std::int64_t>(usage.size() + inflight.size()));
+    const std::size_t to = std::min(all.size(), next + kChunksPerUsageEntry);
+    std::vector<std::string> texts;
+    for (std::size_t i = next; i < to; ++i) texts.push_back(all[i]->text);
+    inflight.push_back(
+        {std::async(std::launch::async,
+                    [&provider, t = std::move(texts)] { return provider.embed_documents(t); }),
+         next, to});
+    next = to;
+  };
+  // Hands back the documents whose chunks all have vectors (a slice when enough are ready, or
+  // everything left at the end).
+  auto hand_back = [&](bool final) {
+    while (next_doc < docs.size()) {
+      std::size_t end = next_doc, chunks = 0;
+      while (end < docs.size() && doc_end[end] <= embedded &&
+             chunks + docs[end].chunks.size() <= static_cast<std::size_t>(kMaxChunksPerSlice)) {
+        chunks += docs[end].chunks.size();
+        ++end;
+      }
+      if (end == next_doc) {
+        if (doc_end[next_doc] <= embedded)
+          end = next_doc + 1;  // one document over the cap
+        else
+          return;
+      }
+      const bool full = end < docs.size() && doc_end[end] <= embedded;  // hit the 2,000 cap
+      if (!final && !full && chunks < kMinSliceChunks) return;
+      Slice slice{res.revision, {}, {}};
+      if (first_slice) slice.failures = std::move(failures);
+      first_slice = false;
+      for (std::size_t i = next_doc; i < end; ++i) {
+        res.chunks += static_cast<int>(docs[i].chunks.size());
+        slice.docs.push_back(std::move(docs[i]));
+      }
+      source.store(slice);
+      res.processed += static_cast<int>(end - next_doc);
+      next_doc = end;
+    }
+  };
+  auto record_usage = [&] {
+    if (!usage.empty()) cat_.add_pump_usage(name, core::now_ms(), usage, "run");
+    res.usage_entries += static_cast<int>(usage.size());
+    usage.clear();
+  };
+
+  try {
+    submit();
+    submit();  // one computing, one queued behind it
+    while (!inflight.empty()) {
+      Call call = std::move(inflight.front());
+      inflight.pop_front();
+      Vectors vecs = call.result.get();  // a provider error is thrown here
+      usage.push_back(static_cast<int>(call.to - call.from));
+      if (vecs.size() != call.to - call.from)
+        throw Error(Code::upstream_error, "embedder '" + provider.id() + "' returned " +
+                                              std::to_string(vecs.size()) + " vectors for " +
+                                              std::to_string(call.to - call.from) + " texts");
+      for (std::size_t i = call.from; i < call.to; ++i)
+        all[i]->vector = std::move(vecs[i - call.from]);
+      embedded = call.to;
+      submit();
+      hand_back(false);
+    }
+    hand_back(true);
+  } catch (...) {
+    // Calls still running are billed all the same: wait for them and count the ones that
+    // answered.
+    for (auto& c : inflight) try {
+        c.result.get();
+        usage.push_back(static_cast<int>(c.to - c.from));
+      } catch (...) {
+      }
+    inflight.clear();
+    record_usage();
+    throw;
+  }
+  record_usage();
 }
 
 EmbedResult Pump::embed(const std::string& name, const std::string& text) {
@@ -571,10 +644,10 @@ EmbedResult Pump::embed(const std::string& name, const std::string& text) {
                 "the text to embed is longer than 100,000 characters; shorten it",
                 {{"field", "text"}});
   auto provider = require_provider(row->embedder);
-  check_budget(name);
+  check_budget(name, 0);
   EmbedResult r;
   r.embedding = provider->embed_query(text);  // exactly as sent: no trimming
-  cat_.add_pump_usage(name, core::now_ms(), 1, "embed");
+  cat_.add_pump_usage(name, core::now_ms(), {1}, "embed");
   r.revision = revision(config_of(*row), provider->identity());
   return r;
 }

@@ -30,6 +30,8 @@ inline constexpr int kMaxChunksPerSlice = 2000;  // per store() call (= too_many
 inline constexpr std::size_t kMaxContentChars = 200000;
 inline constexpr std::size_t kMaxEmbedChars = 100000;
 inline constexpr int kChunksPerUsageEntry = 128;
+// A run hands back embedded documents once this many chunks are ready (or at a batch's end).
+inline constexpr std::size_t kMinSliceChunks = 256;
 inline constexpr int kParkAfterFailures = 5;
 // A lease older than this is a crashed run's (one whose process is gone on this machine is
 // taken over at once).
@@ -135,8 +137,12 @@ class Pump {
 
  private:
   std::shared_ptr<embed::EmbeddingProvider> require_provider(const std::string& spec);
-  // Throws budget_exhausted when the month's budget has no entry left.
-  void check_budget(const std::string& name);
+  // Throws budget_exhausted when the month's budget has no entry left (`unrecorded`: entries
+  // this run spent or started that are not in the catalog yet).
+  void check_budget(const std::string& name, std::int64_t unrecorded);
+  void embed_and_store(const std::string& name, embed::EmbeddingProvider& provider, Source& source,
+                       RunResult& res, std::vector<StoredDocument>& docs,
+                       std::vector<Failure> failures);
   RunResult run_leased(const UseCase& uc, const catalog::PumpUseCaseRow& row, Source& source,
                        const std::atomic<bool>* stop);
   bool take_over_dead_lease(const std::string& name, const std::string& owner, std::int64_t now);
