@@ -24,6 +24,8 @@ struct Availability {
   std::string reason;  // when !ok: what is wrong and what to do, e.g. "model file ... missing"
 };
 
+// Implementations are thread-safe: the indexer's workers and the pump call one provider from
+// several threads at once.
 class EmbeddingProvider {
  public:
   virtual ~EmbeddingProvider() = default;
@@ -57,14 +59,15 @@ struct ProviderSpec {
   std::string model;
   nlohmann::json settings = nlohmann::json::object();
 
-  static ProviderSpec parse(const std::string& spec, nlohmann::json settings = nlohmann::json::object());
+  static ProviderSpec parse(const std::string& spec,
+                            nlohmann::json settings = nlohmann::json::object());
   std::string to_string() const { return model.empty() ? id : id + ":" + model; }
 };
 
 // Where providers find their files and secrets.
 struct ProviderContext {
-  std::string data_dir;   // models under <data_dir>/models/<name>/ unless settings say otherwise
-  std::string models_dir; // extra search folder for named models (default: QUARRY_MODELS_DIR)
+  std::string data_dir;    // models under <data_dir>/models/<name>/ unless settings say otherwise
+  std::string models_dir;  // extra search folder for named models (default: QUARRY_MODELS_DIR)
   // Looks up a secret by name (the secret store, then the environment); "" when unknown.
   std::function<std::string(const std::string&)> secret;
 };

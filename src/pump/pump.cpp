@@ -80,35 +80,6 @@ std::unique_ptr<embed::EmbeddingProvider> provider_for(const std::string& spec,
   return std::move(sel.provider);
 }
 
-// One provider shared by the threads of a process: its embedding calls take turns.
-class Serialized final : public embed::EmbeddingProvider {
- public:
-  explicit Serialized(std::unique_ptr<embed::EmbeddingProvider> p) : p_(std::move(p)) {}
-  std::string id() const override { return p_->id(); }
-  std::string model() const override { return p_->model(); }
-  int dimensions() const override { return p_->dimensions(); }
-  int max_input_tokens() const override { return p_->max_input_tokens(); }
-  std::size_t count_tokens(std::string_view text) const override { return p_->count_tokens(text); }
-  std::string identity() const override { return p_->identity(); }
-  bool is_configured() const override { return p_->is_configured(); }
-  embed::Availability is_available() override {
-    std::lock_guard lock(mu_);
-    return p_->is_available();
-  }
-  std::vector<embed::Vector> embed_documents(const std::vector<std::string>& texts) override {
-    std::lock_guard lock(mu_);
-    return p_->embed_documents(texts);
-  }
-  embed::Vector embed_query(const std::string& text) override {
-    std::lock_guard lock(mu_);
-    return p_->embed_query(text);
-  }
-
- private:
-  std::unique_ptr<embed::EmbeddingProvider> p_;
-  std::mutex mu_;
-};
-
 std::string host_name() {
   char buf[256] = {0};
   if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
@@ -140,17 +111,15 @@ std::shared_ptr<embed::EmbeddingProvider> ProviderCache::get(const std::string& 
                                                              std::string* why) {
   std::lock_guard lock(mu_);
   if (auto it = cache_.find(spec); it != cache_.end()) return it->second;
-  auto p = provider_for(spec, data_dir_, secret_, why);
-  if (!p) return nullptr;
-  auto shared = std::make_shared<Serialized>(std::move(p));
-  cache_[spec] = shared;
-  return shared;
+  std::shared_ptr<embed::EmbeddingProvider> p = provider_for(spec, data_dir_, secret_, why);
+  if (p) cache_[spec] = p;
+  return p;
 }
 
 void ProviderCache::put(const std::string& spec,
                         std::unique_ptr<embed::EmbeddingProvider> provider) {
   std::lock_guard lock(mu_);
-  cache_[spec] = std::make_shared<Serialized>(std::move(provider));
+  cache_[spec] = std::move(provider);
 }
 
 std::int64_t month_start_utc(std::int64_t ms) {
@@ -525,8 +494,9 @@ RunResult Pump::run_leased(const UseCase& uc, const catalog::PumpUseCaseRow& row
   return res;
 }
 
-// Embeds the batch's chunks, one provider call per 128 (a usage entry each), on a helper thread,
-// while this thread hands back the documents already embedded: the app's writes overlap the
+// Embeds the batch's chunks, one provider call per 128 (a usage entry each), two at a time on
+// helper threads (providers are thread-safe: the KB indexer's workers share them too), while
+// this thread hands back the documents already embedded: the app's writes overlap the
 // provider's work. Slices hold whole documents, at most 2,000 chunks; one is handed back when
 // kMinSliceChunks are ready (fewer transactions) or at the end; the failures ride the first.
 void Pump::embed_and_store(const std::string& name, embed::EmbeddingProvider& provider,
@@ -598,7 +568,7 @@ void Pump::embed_and_store(const std::string& name, embed::EmbeddingProvider& pr
 
   try {
     submit();
-    submit();  // one computing, one queued behind it
+    submit();  // two at once
     while (!inflight.empty()) {
       Call call = std::move(inflight.front());
       inflight.pop_front();

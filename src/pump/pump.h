@@ -38,9 +38,9 @@ inline constexpr int kParkAfterFailures = 5;
 inline constexpr std::int64_t kLeaseStaleMs = 30LL * 60 * 1000;
 inline constexpr std::int64_t kFirstRetryMs = 20000;  // then 40, 80, 160 s
 
-// Embedding providers by spec, loaded once (a static model takes seconds to load) and shared
-// by every Pump of a process; calls into one provider are serialised. A spec that does not
-// resolve is not cached, so installing the model fixes it without a restart.
+// Embedding providers by spec, loaded once (a static model takes a while to load) and shared
+// by every Pump of a process (providers are thread-safe). A spec that does not resolve is not
+// cached, so installing the model fixes it without a restart.
 class ProviderCache {
  public:
   ProviderCache(std::string data_dir, SecretLookup secret);
