@@ -77,7 +77,7 @@ using ProviderFactory =
 
 class ProviderRegistry {
  public:
-  // The registry with every built-in provider (static, hash, openai).
+  // The registry with every built-in provider (static, hash, openai, bert).
   static ProviderRegistry& builtin();
 
   // Throws invalid_argument for an empty id or a duplicate.
@@ -116,6 +116,10 @@ std::unique_ptr<EmbeddingProvider> make_static_provider(const ProviderSpec&,
                                                         const ProviderContext&);
 std::unique_ptr<EmbeddingProvider> make_openai_provider(const ProviderSpec&,
                                                         const ProviderContext&);
+std::unique_ptr<EmbeddingProvider> make_bert_provider(const ProviderSpec&, const ProviderContext&);
+// The token ids the bert provider feeds its model for `text` ([CLS] ... [SEP]); empty for
+// another provider.
+std::vector<std::int32_t> bert_token_ids(EmbeddingProvider& p, const std::string& text);
 
 // L2-normalises in place (a zero vector stays zero).
 void l2_normalize(Vector& v);

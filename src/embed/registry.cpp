@@ -40,6 +40,7 @@ ProviderRegistry& ProviderRegistry::builtin() {
     r->add("static", make_static_provider);
     r->add("hash", make_hash_provider);
     r->add("openai", make_openai_provider);
+    r->add("bert", make_bert_provider);
     return r;
   }();
   return *reg;

@@ -45,6 +45,8 @@ class WordPieceTokenizer {
   std::size_t count_tokens(std::string_view text) const;
 
   std::int32_t unk_id() const { return unk_id_; }
+  // The id of a vocabulary entry (e.g. "[CLS]"); -1 when absent.
+  std::int32_t token_id(std::string_view token) const { return vocab_.find(token); }
   std::size_t vocab_size() const { return vocab_size_; }
   // True for [UNK] and every added token marked special ([CLS], [SEP], [PAD], [MASK], ...).
   bool is_special(std::int32_t id) const { return id == unk_id_ || special_.count(id) > 0; }
