@@ -46,5 +46,6 @@ int run_embed_speed(const Args& args);  // embed_speed.cpp: static/hash throughp
 int run_lifecycle(const Args& args);    // lifecycle.cpp: reindex sweeps, latency, edit cost
 int run_serve(const Args& args);        // serve.cpp: REST latency, wrk throughput, Chroma
 int run_pump(const Args& args);         // pump.cpp: the embedding pump draining a SQLite table
+int run_bert(const Args& args);         // bert.cpp: the bert encoder against the sgemm ceiling
 
 }  // namespace quarry::bench

@@ -8,7 +8,7 @@
 int main(int argc, char** argv) {
   using namespace quarry::bench;
   if (argc < 2) {
-    std::cerr << "usage: quarry-bench eval|perf|ann|embed-speed|lifecycle|serve|pump [options]\n";
+    std::cerr << "usage: quarry-bench eval|perf|ann|embed-speed|lifecycle|serve|pump|bert [options]\n";
     return 2;
   }
   Args args;
@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
     if (cmd == "lifecycle") return run_lifecycle(args);
     if (cmd == "serve") return run_serve(args);
     if (cmd == "pump") return run_pump(args);
+    if (cmd == "bert") return run_bert(args);
     std::cerr << "unknown sub-command " << cmd << "\n";
     return 2;
   } catch (const std::exception& e) {

@@ -20,6 +20,7 @@ void add_serve_command(CLI::App& app, Globals& g, int& exit_code);    // cmd_ser
 void add_token_commands(CLI::App& app, Globals& g, int& exit_code);   // cmd_token.cpp
 void add_mcp_command(CLI::App& app, Globals& g, int& exit_code);     // cmd_mcp.cpp
 void add_pump_commands(CLI::App& app, Globals& g, int& exit_code);   // cmd_pump.cpp
+void add_embed_command(CLI::App& app, Globals& g, int& exit_code);   // cmd_embed.cpp
 
 // The vector sweep shared by `reindex` and `ingest --wait` (cmd_reindex.cpp): progress bar on
 // a terminal, Ctrl-C cancels cleanly.

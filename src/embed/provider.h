@@ -117,9 +117,10 @@ std::unique_ptr<EmbeddingProvider> make_static_provider(const ProviderSpec&,
 std::unique_ptr<EmbeddingProvider> make_openai_provider(const ProviderSpec&,
                                                         const ProviderContext&);
 std::unique_ptr<EmbeddingProvider> make_bert_provider(const ProviderSpec&, const ProviderContext&);
-// The token ids the bert provider feeds its model for `text` ([CLS] ... [SEP]); empty for
-// another provider.
-std::vector<std::int32_t> bert_token_ids(EmbeddingProvider& p, const std::string& text);
+// The token ids the bert provider feeds its model for `text` embedded as a document or a query
+// (that side's prefix, [CLS] ... [SEP], truncated); empty for another provider.
+std::vector<std::int32_t> bert_token_ids(EmbeddingProvider& p, const std::string& text,
+                                         bool query = false);
 
 // L2-normalises in place (a zero vector stays zero).
 void l2_normalize(Vector& v);

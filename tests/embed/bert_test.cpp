@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "e2e/cli_runner.h"
 #include "embed/bert/bert_model.h"
 #include "embed/provider.h"
 #include "embed/static/half.h"
@@ -373,6 +374,38 @@ TEST(BertProvider, BrokenFoldersAreClearErrorsNotCrashes) {
     EXPECT_EQ(e.code(), Code::engine_unavailable);
   }
   EXPECT_THROW(ProviderRegistry::builtin().create(ProviderSpec::parse("bert"), {}), Error);
+}
+
+TEST(EmbedCommand, PrintsVectorsAndTheTokenIdsTheModelSaw) {
+  quarry::testing::TempDir tmp;
+  auto m = make_model(tmp / "bge-tiny", {32, 4, 2, 64, 64, "gelu", "F32", "cls", false}, 9);
+  e2e::Cli cli(tmp);
+  auto r =
+      cli.json({"embed", "--embedder", "bert:" + m.dir.string(), "--query", "the pump", "pumps"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto p = bert(m.dir);
+  EXPECT_EQ(r.json["identity"], p->identity());
+  EXPECT_EQ(r.json["dimensions"], 32);
+  ASSERT_EQ(r.json["items"].size(), 2u);
+  // bge: the query carries its instruction, and the ids say so.
+  EXPECT_EQ(r.json["items"][1]["token_ids"], json(bert_token_ids(*p, "pumps", true)));
+  EXPECT_GT(r.json["items"][1]["token_ids"].size(), 4u);
+  const auto want = p->embed_query("pumps");
+  for (std::size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(r.json["items"][1]["vector"][i].get<float>(), want[i], 1e-6f);
+  auto doc = cli.json({"embed", "--embedder", "bert:" + m.dir.string(), "pumps"});
+  EXPECT_EQ(doc.json["items"][0]["token_ids"], json({2, 6, 10, 3}));
+
+  auto hash = cli.json({"embed", "--embedder", "hash:16", "pumps"});
+  ASSERT_EQ(hash.status, 0) << hash.err;
+  EXPECT_EQ(hash.json["items"][0]["vector"].size(), 16u);
+  EXPECT_FALSE(hash.json["items"][0].contains("token_ids"));
+
+  auto missing = cli.json({"embed", "--embedder", "bert:" + (tmp / "nope").string(), "x"});
+  EXPECT_EQ(missing.status, exit_status(Code::engine_unavailable));
+  EXPECT_NE(missing.json["error"]["message"].get<std::string>().find("config.json"),
+            std::string::npos)
+      << missing.out;
 }
 
 }  // namespace

@@ -134,6 +134,10 @@ class BertProvider final : public EmbeddingProvider {
     return embed({text}, query_prefix_).at(0);
   }
 
+  // Token ids of a text embedded as a query or a document (with that side's prefix).
+  std::vector<std::int32_t> ids_as_embedded(const std::string& text, bool query) {
+    return ids((query ? query_prefix_ : document_prefix_) + text);
+  }
   // Token ids of one text as the model sees it ([CLS] ... [SEP], truncated).
   std::vector<std::int32_t> ids(const std::string& text) {
     require();
@@ -289,9 +293,10 @@ std::unique_ptr<EmbeddingProvider> make_bert_provider(const ProviderSpec& spec,
 
 // Token ids as the bert provider feeds them to the model (for `quarry embed` and tests);
 // empty when `p` is not a bert provider.
-std::vector<std::int32_t> bert_token_ids(EmbeddingProvider& p, const std::string& text) {
+std::vector<std::int32_t> bert_token_ids(EmbeddingProvider& p, const std::string& text,
+                                         bool query) {
   auto* b = dynamic_cast<BertProvider*>(&p);
-  return b ? b->ids(text) : std::vector<std::int32_t>{};
+  return b ? b->ids_as_embedded(text, query) : std::vector<std::int32_t>{};
 }
 
 }  // namespace quarry::embed
