@@ -8,6 +8,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -124,6 +125,7 @@ std::unique_ptr<BertEncoder> BertEncoder::load(const std::string& dir) {
                 "the model folder has no model.safetensors (the weights): " + file.string(),
                 {{"path", file.string()}});
   SafetensorsFile st(file.string());
+  openblas_set_num_threads(1);  // forward() runs its own threads
   std::unique_ptr<BertEncoder> enc(new BertEncoder(cfg));
   auto& w = *enc->w_;
 
@@ -203,12 +205,34 @@ std::unique_ptr<BertEncoder> BertEncoder::load(const std::string& dir) {
 
 namespace {
 
-// out[N, M] = in[N, K] x W[M, K]^T + b[M]
+// Runs f(begin, end) over [0, n) split across `threads` (this one included).
+template <class F>
+void parallel_for(int n, int threads, F&& f) {
+  if (threads <= 1 || n < 2) {
+    f(0, n);
+    return;
+  }
+  const int per = (n + threads - 1) / threads;
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) {
+    const int b = t * per, e = std::min(n, b + per);
+    if (b < e) pool.emplace_back([&f, b, e] { f(b, e); });
+  }
+  f(0, std::min(n, per));
+  for (auto& t : pool) t.join();
+}
+
+// out[N, M] = in[N, K] x W[M, K]^T + b[M]; rows split across `threads`, each running a
+// single-threaded sgemm on its share.
 void linear(const float* in, int n, int k, const std::vector<float>& w, const std::vector<float>& b,
-            int m, float* out) {
-  for (int r = 0; r < n; ++r) std::copy(b.begin(), b.end(), out + static_cast<std::size_t>(r) * m);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, m, k, 1.0f, in, k, w.data(), k, 1.0f, out,
-              m);
+            int m, float* out, int threads) {
+  parallel_for(n, threads, [&](int from, int to) {
+    for (int r = from; r < to; ++r)
+      std::copy(b.begin(), b.end(), out + static_cast<std::size_t>(r) * m);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, to - from, m, k, 1.0f,
+                in + static_cast<std::size_t>(from) * k, k, w.data(), k, 1.0f,
+                out + static_cast<std::size_t>(from) * m, m);
+  });
 }
 
 }  // namespace
@@ -248,59 +272,75 @@ void BertEncoder::forward(const std::vector<std::int32_t>& ids,
     }
 
   std::vector<float> qkv(static_cast<std::size_t>(N) * 3 * H), ctx(static_cast<std::size_t>(N) * H),
-      tmp(static_cast<std::size_t>(N) * H), inter(static_cast<std::size_t>(N) * I),
-      scores(static_cast<std::size_t>(seq) * seq);
+      tmp(static_cast<std::size_t>(N) * H), inter(static_cast<std::size_t>(N) * I);
+  // Our threads split every step (OpenBLAS itself runs single-threaded: its spinning workers
+  // would compete with ours for the cores between GEMMs).
+  // A short input (a query) runs on this thread alone: starting threads would cost more.
+  const int threads =
+      N < 64 ? 1
+             : (threads_ > 0 ? threads_
+                             : std::max(1, static_cast<int>(std::thread::hardware_concurrency())));
+  std::vector<std::vector<float>> scores(static_cast<std::size_t>(threads),
+                                         std::vector<float>(static_cast<std::size_t>(seq) * seq));
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
   const bool tanh_gelu = cfg_.activation == "gelu_new" || cfg_.activation == "gelu_pytorch_tanh";
   const bool relu = cfg_.activation == "relu";
+  const int per_thread = (batch * heads + threads - 1) / threads;
+  auto residual_norm = [&](const std::vector<float>& g, const std::vector<float>& b) {
+    parallel_for(N, threads, [&](int from, int to) {
+      for (int n = from; n < to; ++n) {
+        float* row = x + static_cast<std::size_t>(n) * H;
+        const float* add = tmp.data() + static_cast<std::size_t>(n) * H;
+        for (int i = 0; i < H; ++i) row[i] += add[i];
+        layer_norm(row, H, g.data(), b.data(), cfg_.eps);
+      }
+    });
+  };
   for (const auto& L : w.layers) {
-    linear(x, N, H, L.qkv_w, L.qkv_b, 3 * H, qkv.data());
+    linear(x, N, H, L.qkv_w, L.qkv_b, 3 * H, qkv.data(), threads);
     std::fill(ctx.begin(), ctx.end(), 0.0f);
-    for (int b = 0; b < batch; ++b) {
-      const int T = len[b];
-      if (T == 0) continue;
-      const float* base = qkv.data() + static_cast<std::size_t>(b) * seq * 3 * H;
-      for (int h = 0; h < heads; ++h) {
+    // One (sequence, head) pair at a time per thread, each with its own scores buffer.
+    parallel_for(batch * heads, threads, [&](int from, int to) {
+      float* sc = scores[static_cast<std::size_t>(from / std::max(1, per_thread))].data();
+      for (int bh = from; bh < to; ++bh) {
+        const int b = bh / heads, h = bh % heads, T = len[static_cast<std::size_t>(b)];
+        if (T == 0) continue;
+        const float* base = qkv.data() + static_cast<std::size_t>(b) * seq * 3 * H;
         const float* q = base + h * d;
         const float* k = base + H + h * d;
         const float* v = base + 2 * H + h * d;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, scale, q, 3 * H, k, 3 * H,
-                    0.0f, scores.data(), T);
+                    0.0f, sc, T);
         for (int i = 0; i < T; ++i) {  // softmax over the row's real tokens
-          float* s = scores.data() + static_cast<std::size_t>(i) * T;
+          float* s = sc + static_cast<std::size_t>(i) * T;
           const float mx = *std::max_element(s, s + T);
           float sum = 0;
           for (int j = 0; j < T; ++j) sum += (s[j] = std::exp(s[j] - mx));
           const float inv = 1.0f / sum;
           for (int j = 0; j < T; ++j) s[j] *= inv;
         }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d, T, 1.0f, scores.data(), T, v,
-                    3 * H, 0.0f, ctx.data() + static_cast<std::size_t>(b) * seq * H + h * d, H);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d, T, 1.0f, sc, T, v, 3 * H, 0.0f,
+                    ctx.data() + static_cast<std::size_t>(b) * seq * H + h * d, H);
       }
-    }
-    linear(ctx.data(), N, H, L.ao_w, L.ao_b, H, tmp.data());
-    for (int n = 0; n < N; ++n) {
-      float* row = x + static_cast<std::size_t>(n) * H;
-      const float* add = tmp.data() + static_cast<std::size_t>(n) * H;
-      for (int i = 0; i < H; ++i) row[i] += add[i];
-      layer_norm(row, H, L.ln1_g.data(), L.ln1_b.data(), cfg_.eps);
-    }
-    linear(x, N, H, L.in_w, L.in_b, I, inter.data());
-    for (float& v : inter) {
-      if (relu)
-        v = v > 0 ? v : 0;
-      else if (tanh_gelu)
-        v = 0.5f * v * (1.0f + std::tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
-      else
-        v = 0.5f * v * (1.0f + std::erf(v * 0.70710678f));
-    }
-    linear(inter.data(), N, I, L.out_w, L.out_b, H, tmp.data());
-    for (int n = 0; n < N; ++n) {
-      float* row = x + static_cast<std::size_t>(n) * H;
-      const float* add = tmp.data() + static_cast<std::size_t>(n) * H;
-      for (int i = 0; i < H; ++i) row[i] += add[i];
-      layer_norm(row, H, L.ln2_g.data(), L.ln2_b.data(), cfg_.eps);
-    }
+    });
+    linear(ctx.data(), N, H, L.ao_w, L.ao_b, H, tmp.data(), threads);
+    residual_norm(L.ln1_g, L.ln1_b);
+    linear(x, N, H, L.in_w, L.in_b, I, inter.data(), threads);
+    parallel_for(N, threads, [&](int from, int to) {
+      float* p = inter.data() + static_cast<std::size_t>(from) * I;
+      float* end = inter.data() + static_cast<std::size_t>(to) * I;
+      for (; p != end; ++p) {
+        const float v = *p;
+        if (relu)
+          *p = v > 0 ? v : 0;
+        else if (tanh_gelu)
+          *p = 0.5f * v * (1.0f + std::tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
+        else
+          *p = 0.5f * v * (1.0f + std::erf(v * 0.70710678f));
+      }
+    });
+    linear(inter.data(), N, I, L.out_w, L.out_b, H, tmp.data(), threads);
+    residual_norm(L.ln2_g, L.ln2_b);
   }
 }
 

@@ -1,6 +1,7 @@
 // A BERT-family encoder (SPEC §5 `bert`: MiniLM, bge, e5, gte) loaded from a model folder in the
 // published layout (config.json + model.safetensors, f32 or f16) and run on the CPU: batched
-// GEMMs through OpenBLAS, fused loops for softmax, GELU and layer norm, one workspace per call.
+// GEMMs through OpenBLAS, fused loops for softmax, GELU and layer norm, one workspace per call,
+// every step split across the machine's cores.
 //
 // The math is BERT's post-norm encoder: embeddings (word + position + token type) and a layer
 // norm; per layer multi-head self-attention with the padding mask, a residual and a layer norm,
@@ -40,6 +41,8 @@ class BertEncoder {
   ~BertEncoder();
 
   const BertConfig& config() const { return cfg_; }
+  // Threads a forward pass uses (0, the default: one per core).
+  void set_threads(int n) { threads_ = n; }
 
   // The last hidden states of a padded batch: `ids` and `mask` are batch x seq (row-major; mask
   // 1 for a real token, 0 for padding). `out` gets batch x seq x hidden floats.
@@ -51,6 +54,7 @@ class BertEncoder {
   explicit BertEncoder(BertConfig cfg);
   BertConfig cfg_;
   std::unique_ptr<Weights> w_;
+  int threads_ = 0;
 };
 
 }  // namespace quarry::embed
