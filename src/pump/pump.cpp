@@ -1,13 +1,8 @@
 #include "pump/pump.h"
 
-#include <signal.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cstdlib>
-#include <ctime>
 #include <deque>
 #include <filesystem>
 #include <future>
@@ -17,7 +12,7 @@
 #include "chunk/chunker.h"
 #include "core/util.h"
 #include "embed/provider.h"
-#include "pump/cron.h"
+#include "pump/lease.h"
 #include "quarry/error.h"
 
 namespace quarry::pump {
@@ -80,28 +75,6 @@ std::unique_ptr<embed::EmbeddingProvider> provider_for(const std::string& spec,
   return std::move(sel.provider);
 }
 
-std::string host_name() {
-  char buf[256] = {0};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
-  return buf;
-}
-
-// "<host>:<pid>:<random>": who holds a run's lease, so that a run whose process died on this
-// machine is reclaimed at once instead of after 30 minutes.
-std::string lease_owner_id() {
-  return host_name() + ":" + std::to_string(::getpid()) + ":" + core::random_hex(4);
-}
-
-// True when `owner` names a process of this machine that no longer exists.
-bool owner_is_dead(const std::string& owner) {
-  const auto a = owner.find(':');
-  const auto b = a == std::string::npos ? a : owner.find(':', a + 1);
-  if (b == std::string::npos || owner.substr(0, a) != host_name()) return false;
-  const std::string pid = owner.substr(a + 1, b - a - 1);
-  if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) return false;
-  return ::kill(static_cast<pid_t>(std::stol(pid)), 0) != 0 && errno == ESRCH;
-}
-
 }  // namespace
 
 ProviderCache::ProviderCache(std::string data_dir, SecretLookup secret)
@@ -122,28 +95,10 @@ void ProviderCache::put(const std::string& spec,
   cache_[spec] = std::move(provider);
 }
 
-std::int64_t month_start_utc(std::int64_t ms) {
-  const std::time_t t = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  tm.tm_mday = 1;
-  tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
-  return static_cast<std::int64_t>(timegm(&tm)) * 1000;
-}
-
-void check_event_name(const std::string& name) {
-  if (name.empty() || name.size() > 200 ||
-      !std::all_of(name.begin(), name.end(), [](unsigned char c) { return c > 32 && c < 127; }))
-    throw Error(Code::invalid_argument,
-                "an event name is 1-200 printable ASCII characters without spaces, e.g. "
-                "ticket.created",
-                {{"field", "name"}});
-}
-
 bool Pump::take_over_dead_lease(const std::string& name, const std::string& owner,
                                 std::int64_t now) {
   auto row = cat_.find_pump_use_case(name);
-  if (!row || row->lease_owner.empty() || !owner_is_dead(row->lease_owner)) return false;
+  if (!row || row->lease_owner.empty() || !lease_owner_is_dead(row->lease_owner)) return false;
   return cat_.take_over_pump_lease(name, row->lease_owner, owner, now);
 }
 
@@ -160,92 +115,6 @@ std::shared_ptr<embed::EmbeddingProvider> Pump::require_provider(const std::stri
   auto p = providers_->get(spec, &why);
   if (!p) throw Error(Code::engine_unavailable, why, {{"embedder", spec}});
   return p;
-}
-
-void Pump::check_budget(const std::string& name, std::int64_t unrecorded) {
-  const auto budget = cat_.pump_setting("monthly_budget");
-  if (!budget) return;
-  const auto limit = std::stoll(*budget);
-  const auto used = cat_.pump_usage_entries_since(month_start_utc(core::now_ms())) + unrecorded;
-  if (used >= limit)
-    throw Error(Code::budget_exhausted,
-                "the pump's spend budget of " + *budget + " usage entries this month is used up (" +
-                    std::to_string(used) +
-                    " used); raise it with `quarry pump budget --monthly N` or remove it with "
-                    "--off, then trigger the use case again",
-                {{"use_case", name}, {"budget", *budget}});
-}
-
-void Pump::set_budget(std::optional<std::int64_t> monthly_entries,
-                      const catalog::AuditEntry& audit) {
-  if (monthly_entries && *monthly_entries < 0)
-    throw Error(Code::invalid_argument, "the monthly budget is a count of usage entries, 0 or more",
-                {{"field", "monthly"}});
-  auto a = audit;
-  a.action = "pump.budget";
-  a.target = "pump";
-  a.details_json =
-      json{{"monthly_budget", monthly_entries ? json(*monthly_entries) : json()}}.dump();
-  cat_.set_pump_setting(
-      "monthly_budget",
-      monthly_entries ? std::optional<std::string>(std::to_string(*monthly_entries)) : std::nullopt,
-      a);
-}
-
-Spend Pump::spend() {
-  Spend s;
-  if (auto b = cat_.pump_setting("monthly_budget")) s.monthly_budget = std::stoll(*b);
-  s.month_start = month_start_utc(core::now_ms());
-  s.by_use_case = cat_.pump_usage_since(s.month_start);
-  for (const auto& [name, v] : s.by_use_case) s.used += v.first;
-  return s;
-}
-
-void Pump::trigger(const std::string& name) {
-  if (!cat_.trigger_pump(name, core::now_ms()))
-    throw Error(Code::not_found,
-                "no pump use case '" + name + "'; `quarry pump list` shows the deployed ones",
-                {{"use_case", name}});
-}
-
-std::vector<std::string> Pump::event(const std::string& event_name) {
-  check_event_name(event_name);
-  std::vector<std::string> out;
-  const auto now = core::now_ms();
-  for (const auto& row : cat_.list_pump_use_cases()) {
-    const auto cfg = json::parse(row.config_json);
-    if (!cfg.contains("on")) continue;
-    for (const auto& e : cfg["on"])
-      if (e.is_string() && e.get<std::string>() == event_name) {
-        if (cat_.trigger_pump(row.name, now)) out.push_back(row.name);
-        break;
-      }
-  }
-  return out;
-}
-
-std::vector<std::string> Pump::cron_tick(std::int64_t from_ms, std::int64_t to_ms) {
-  std::vector<std::string> out;
-  if (to_ms <= from_ms) return out;
-  for (const auto& row : cat_.list_pump_use_cases()) {
-    const auto cfg = json::parse(row.config_json);
-    if (!cfg.contains("cron") || !cfg["cron"].is_string()) continue;
-    const auto next = Cron::parse(cfg["cron"].get<std::string>(), row.name).next_after(from_ms);
-    if (next >= 0 && next <= to_ms && cat_.trigger_pump(row.name, core::now_ms()))
-      out.push_back(row.name);
-  }
-  return out;
-}
-
-std::vector<std::string> Pump::due(std::int64_t now) {
-  std::vector<std::string> out;
-  for (const auto& row : cat_.list_pump_use_cases()) {
-    if (!row.pending || row.next_run_at > now) continue;
-    const bool leased = !row.lease_owner.empty() && row.lease_at >= now - kLeaseStaleMs &&
-                        !owner_is_dead(row.lease_owner);
-    if (!leased) out.push_back(row.name);
-  }
-  return out;
 }
 
 DeployReport Pump::deploy(const std::string& dir, const std::string& embedder,
@@ -322,7 +191,7 @@ std::vector<UseCaseStatus> Pump::list() {
     UseCaseStatus st;
     st.config = json::parse(row.config_json);
     st.running = !row.lease_owner.empty() && row.lease_at >= now - kLeaseStaleMs &&
-                 !owner_is_dead(row.lease_owner);
+                 !lease_owner_is_dead(row.lease_owner);
     st.tombstoned = cat_.pump_tombstone_count(row.name);
     if (auto u = usage.find(row.name); u != usage.end()) {
       st.usage_entries = u->second.first;
@@ -345,7 +214,7 @@ RunResult Pump::run(const std::string& name, const std::atomic<bool>* stop) {
     throw Error(Code::not_found,
                 "no pump use case '" + name + "'; `quarry pump list` shows the deployed ones",
                 {{"use_case", name}});
-  const std::string owner = lease_owner_id();
+  const std::string owner = new_lease_owner();
   const auto start = core::now_ms();
   if (!cat_.claim_pump_lease(name, owner, start, start - kLeaseStaleMs) &&
       !take_over_dead_lease(name, owner, start)) {

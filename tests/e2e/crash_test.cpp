@@ -2,16 +2,13 @@
 // next one converges. Each round kills `quarry reindex` after a random delay — mid-page,
 // mid-commit, mid-cut-over — and checks what the next process sees; new blue-green builds
 // (embedder dimensions or chunking changing) keep giving the sweeps work.
-#include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 
 #include <chrono>
 #include <filesystem>
-#include <random>
 #include <thread>
 
-#include "cli_runner.h"
+#include "kill_rounds.h"
 
 namespace quarry::e2e {
 namespace {
@@ -21,21 +18,8 @@ class CrashTest : public ::testing::Test {
   quarry::testing::TempDir dir;
   Cli cli{dir};
 
-  pid_t spawn_reindex(const std::string& data_dir) {
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    std::vector<std::string> args = {QUARRY_BINARY, "--data-dir", data_dir,    "reindex",
-                                     "--kb",        "crash",      "--workers", "1"};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    EXPECT_EQ(posix_spawn(&pid, QUARRY_BINARY, &fa, nullptr, argv.data(), environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    return pid;
+  static std::vector<std::string> reindex(const std::string& data_dir) {
+    return {"--data-dir", data_dir, "reindex", "--kb", "crash", "--workers", "1"};
   }
 
   nlohmann::json vectors() {
@@ -63,18 +47,15 @@ TEST_F(CrashTest, KilledSweepsNeverLoseOrDuplicateVectorsAndConverge) {
   std::filesystem::copy(cli.data_dir(), calib, std::filesystem::copy_options::recursive);
   const auto t0 = std::chrono::steady_clock::now();
   int calib_status = 0;
-  waitpid(spawn_reindex(calib.string()), &calib_status, 0);
+  waitpid(spawn_quiet(reindex(calib.string())), &calib_status, 0);
   const auto sweep_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
           .count();
   ASSERT_TRUE(WIFEXITED(calib_status) && WEXITSTATUS(calib_status) == 0);
 
-  // Kill until 50 sweeps have died mid-run. A sweep's length varies (less is left late in a
-  // build, the machine may be busy), so each delay is drawn up to a little past the latest length
-  // seen (which grows with every kill and is reset by every sweep that finishes), and a round whose
-  // sweep finished first does not count.
-  std::mt19937 rng(20261130);
-  long long estimate_ms = sweep_ms;
+  // Kill until 50 sweeps have died mid-run (kill_rounds.h: rounds whose sweep finished first do
+  // not count).
+  KillRounds killer(sweep_ms, 20261130);
   const int dims[] = {64, 48, 32, 40};
   int next_dims = 1, kills = 0, builds = 0, rounds = 0;
   for (; kills < 50 && rounds < 300; ++rounds) {
@@ -89,26 +70,7 @@ TEST_F(CrashTest, KilledSweepsNeverLoseOrDuplicateVectorsAndConverge) {
       ASSERT_EQ(set.status, 0) << set.out << set.err;
       ++builds;
     }
-    const long long delay = std::uniform_int_distribution<long long>(
-        0, std::max<long long>(1, estimate_ms * 6 / 5))(rng);
-    const auto start = std::chrono::steady_clock::now();
-    pid_t pid = spawn_reindex(cli.data_dir());
-    int st = 0;
-    bool exited = false;
-    while (!exited && std::chrono::steady_clock::now() - start < std::chrono::milliseconds(delay)) {
-      exited = waitpid(pid, &st, WNOHANG) == pid;
-      if (!exited) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    if (exited) {  // finished before the kill: its length is the new estimate
-      estimate_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                        std::chrono::steady_clock::now() - start)
-                        .count();
-    } else {
-      ::kill(pid, SIGKILL);
-      waitpid(pid, &st, 0);
-      estimate_ms = estimate_ms * 11 / 10 + 1;
-      if (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) ++kills;
-    }
+    if (killer.round(reindex(cli.data_dir()))) ++kills;
 
     // What the next process sees: the serving revision is whole (never a duplicate: one chunk
     // per document here), and everything not ready is still pending, not lost.

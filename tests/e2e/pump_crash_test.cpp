@@ -2,18 +2,15 @@
 // every row with exactly one whole set of chunks (or none, pending), never a partial or
 // duplicated one, and the next runs converge; tombstones stay. `quarry pump run` is killed
 // after a random delay against a SQLite app until 30 runs have died mid-run.
-#include <signal.h>
-#include <spawn.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
 
 #include <chrono>
 #include <filesystem>
 #include <map>
-#include <random>
 #include <thread>
 
-#include "cli_runner.h"
+#include "kill_rounds.h"
 
 namespace quarry::e2e {
 namespace {
@@ -53,21 +50,8 @@ class PumpCrashTest : public ::testing::Test {
   quarry::testing::TempDir dir;
   Cli cli{dir};
 
-  pid_t spawn_run() {
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    std::vector<std::string> args = {QUARRY_BINARY, "--data-dir", cli.data_dir(),
-                                     "pump",        "run",        "notes"};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    EXPECT_EQ(posix_spawn(&pid, QUARRY_BINARY, &fa, nullptr, argv.data(), environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    return pid;
+  std::vector<std::string> run_args() const {
+    return {"--data-dir", cli.data_dir(), "pump", "run", "notes"};
   }
 };
 
@@ -140,12 +124,9 @@ TEST_F(PumpCrashTest, KilledRunsNeverLeavePartialOrDuplicatedChunksAndConverge) 
     sqlite3_close(db);
   }
 
-  // Kill until 30 runs have died mid-run. A run's length varies (less is left near the end of
-  // a revision, sanitizer builds are slower, the machine may be busy), so each delay is drawn
-  // up to a little past the latest length seen (which grows with every kill and is reset by
-  // every run that finishes), and a round whose run finished first does not count.
-  std::mt19937 rng(20261130);
-  long long estimate_ms = run_ms;
+  // Kill until 30 runs have died mid-run (kill_rounds.h: rounds whose run finished first do not
+  // count).
+  KillRounds killer(run_ms, 20261130);
   int kills = 0, bumps = 0, rounds = 0;
   std::string current = revision;
   auto deploy_revision = [&](int counter) {
@@ -158,26 +139,7 @@ TEST_F(PumpCrashTest, KilledRunsNeverLeavePartialOrDuplicatedChunksAndConverge) 
   for (; kills < 30 && rounds < 200; ++rounds) {
     if (inspect(app).by_revision[current] == kNotes - kBlank)  // all done: re-embed everything
       deploy_revision(++bumps);
-    const long long delay = std::uniform_int_distribution<long long>(
-        0, std::max<long long>(1, estimate_ms * 6 / 5))(rng);
-    const auto start = std::chrono::steady_clock::now();
-    pid_t pid = spawn_run();
-    int st = 0;
-    bool exited = false;
-    while (!exited && std::chrono::steady_clock::now() - start < std::chrono::milliseconds(delay)) {
-      exited = waitpid(pid, &st, WNOHANG) == pid;
-      if (!exited) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    if (exited) {  // finished before the kill: its length is the new estimate
-      estimate_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                        std::chrono::steady_clock::now() - start)
-                        .count();
-    } else {
-      ::kill(pid, SIGKILL);
-      waitpid(pid, &st, 0);
-      estimate_ms = estimate_ms * 11 / 10 + 1;
-      if (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) ++kills;
-    }
+    if (killer.round(run_args())) ++kills;
     auto s = inspect(app);
     EXPECT_TRUE(s.whole) << "round " << rounds << ": a note with a partial set of chunks";
     EXPECT_LE(s.notes, kNotes - kBlank);
