@@ -1,10 +1,12 @@
 // quarry serve — REST under /api/v1, MCP at /mcp, and the background indexer (SPEC §9, §10).
 // SIGINT/SIGTERM stop it cleanly: in-flight requests finish, the indexer's sweep is cancelled
 // at a committed page and resumes on the next start.
-#include <pthread.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -14,6 +16,18 @@
 #include "server/http_server.h"
 
 namespace quarry::cli {
+
+namespace {
+// SIGINT/SIGTERM write a byte here; a waiter thread reads it and stops the server. A handler
+// (not a blocked signal and sigwait) because libraries start threads of their own before main
+// (OpenBLAS does), and a signal delivered to one of those would otherwise kill the process.
+int stop_pipe[2] = {-1, -1};
+extern "C" void on_stop_signal(int) {
+  const char c = 1;
+  ssize_t n = write(stop_pipe[1], &c, 1);  // async-signal-safe
+  (void)n;
+}
+}  // namespace
 
 void add_serve_command(CLI::App& app, Globals& g, int& /*exit_code*/) {
   struct Args {
@@ -46,12 +60,14 @@ void add_serve_command(CLI::App& app, Globals& g, int& /*exit_code*/) {
     a->o.indexer = !a->no_indexer;
     a->o.mcp = !a->no_mcp;
     a->o.pump = !a->no_pump;
-    // Block the stop signals in every thread the server starts; one thread waits for them.
-    sigset_t stop_signals;
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGINT);
-    sigaddset(&stop_signals, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+    if (stop_pipe[0] < 0 && pipe2(stop_pipe, O_CLOEXEC) != 0)
+      throw Error(Code::io_error, "cannot create the server's stop pipe");
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
     signal(SIGPIPE, SIG_IGN);
 
     EngineOptions eo;
@@ -73,9 +89,10 @@ void add_serve_command(CLI::App& app, Globals& g, int& /*exit_code*/) {
     // A signal may come before the server is listening, when stop() does nothing yet: the
     // waiter repeats stop() until run() has returned.
     std::atomic<bool> done{false};
-    std::thread waiter([&server, &done, stop_signals] {
-      int sig = 0;
-      sigwait(&stop_signals, &sig);
+    std::thread waiter([&server, &done] {
+      char c = 0;
+      while (read(stop_pipe[0], &c, 1) < 0 && errno == EINTR) {
+      }
       while (!done.load()) {
         server->stop();
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -84,7 +101,7 @@ void add_serve_command(CLI::App& app, Globals& g, int& /*exit_code*/) {
     server->run();
     done.store(true);
     // run() returned without a signal (a listen failure): wake the waiter.
-    pthread_kill(waiter.native_handle(), SIGTERM);
+    on_stop_signal(0);
     waiter.join();
     std::cerr << "quarry: server stopped\n";
   });
