@@ -97,7 +97,8 @@ class StaticProvider final : public EmbeddingProvider {
     const auto& n = m->tokenizer().normalizer();
     return "static;model=" + name_ + ";dims=" + std::to_string(i.dims) +
            ";vocab=" + std::to_string(i.vocab_size) + ";pool=" + (i.apply_sif ? "sif" : "mean") +
-           ";norm=l2;tok=wordpiece(lower=" + (n.lowercase ? "1" : "0") +
+           // hf: the normaliser matches Hugging Face's exactly (ICU; earlier: compact tables)
+           ";norm=l2;tok=wordpiece-hf(lower=" + (n.lowercase ? "1" : "0") +
            ",strip=" + (n.strip_accents ? "1" : "0") + ")" + ";content=" + i.content_hash;
   }
 

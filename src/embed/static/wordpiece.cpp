@@ -286,10 +286,18 @@ WordPieceTokenizer WordPieceTokenizer::from_json_text(std::string_view text,
     t.max_chars_ = m["max_input_chars_per_word"].get<std::size_t>();
 
   if (auto at = j.find("added_tokens"); at != j.end() && at->is_array())
-    for (const auto& a : *at)
-      if (a.is_object() && flag(a, "special", false) && a.contains("id") &&
-          a["id"].is_number_unsigned())
-        t.special_.insert(static_cast<std::int32_t>(a["id"].get<std::uint64_t>()));
+    for (const auto& a : *at) {
+      if (!a.is_object() || !a.contains("id") || !a["id"].is_number_unsigned()) continue;
+      const auto id = static_cast<std::int32_t>(a["id"].get<std::uint64_t>());
+      if (flag(a, "special", false)) t.special_.insert(id);
+      // Added tokens matched in the raw text (normalized: false, as BERT's are) come out whole.
+      if (a.contains("content") && a["content"].is_string() && !flag(a, "normalized", true) &&
+          !a["content"].get<std::string>().empty())
+        t.added_.emplace_back(a["content"].get<std::string>(), id);
+    }
+  // Longest first, so that one added token inside another never wins.
+  std::sort(t.added_.begin(), t.added_.end(),
+            [](const auto& x, const auto& y) { return x.first.size() > y.first.size(); });
 
   // A null normaliser means none; BertNormalizer's strip_accents null follows lowercase.
   auto nit = j.find("normalizer");
@@ -361,35 +369,72 @@ void WordPieceTokenizer::word_pieces(std::string_view word, std::string& buf, F&
   }
 }
 
+// Cuts `text` at the added tokens (as Hugging Face does before normalising): `plain` gets the
+// text between them, `added` each one's id and content.
+template <class Plain, class Added>
+void WordPieceTokenizer::segments(std::string_view text, Plain&& plain, Added&& added) const {
+  while (!text.empty()) {
+    std::size_t at = std::string_view::npos;
+    const std::pair<std::string, std::int32_t>* hit = nullptr;
+    for (const auto& a : added_) {
+      const auto p = text.find(a.first);
+      if (p < at) {  // earliest; at the same place the longest (sorted first) stays
+        at = p;
+        hit = &a;
+      }
+    }
+    if (!hit) break;
+    if (at > 0) plain(text.substr(0, at));
+    added(hit->second, std::string_view(hit->first));
+    text.remove_prefix(at + hit->first.size());
+  }
+  if (!text.empty()) plain(text);
+}
+
 void WordPieceTokenizer::encode(std::string_view text, std::vector<std::int32_t>& ids) const {
   std::string scratch, buf;
-  bert_pre_tokenize(text, norm_, scratch, [&](std::string_view w) {
-    word_pieces(w, buf, [&](std::int32_t id, std::string_view) { ids.push_back(id); });
-  });
+  segments(
+      text,
+      [&](std::string_view part) {
+        bert_pre_tokenize(part, norm_, scratch, [&](std::string_view w) {
+          word_pieces(w, buf, [&](std::int32_t id, std::string_view) { ids.push_back(id); });
+        });
+      },
+      [&](std::int32_t id, std::string_view) { ids.push_back(id); });
 }
 
 std::vector<std::string> WordPieceTokenizer::tokenize(std::string_view text) const {
   std::vector<std::string> out;
   std::string scratch, buf;
-  bert_pre_tokenize(text, norm_, scratch, [&](std::string_view w) {
-    bool first = true;
-    word_pieces(w, buf, [&](std::int32_t id, std::string_view piece) {
-      if (id == unk_id_)
-        out.push_back(unk_token_);
-      else
-        out.push_back(first ? std::string(piece) : prefix_ + std::string(piece));
-      first = false;
-    });
-  });
+  segments(
+      text,
+      [&](std::string_view part) {
+        bert_pre_tokenize(part, norm_, scratch, [&](std::string_view w) {
+          bool first = true;
+          word_pieces(w, buf, [&](std::int32_t id, std::string_view piece) {
+            if (id == unk_id_)
+              out.push_back(unk_token_);
+            else
+              out.push_back(first ? std::string(piece) : prefix_ + std::string(piece));
+            first = false;
+          });
+        });
+      },
+      [&](std::int32_t, std::string_view content) { out.emplace_back(content); });
   return out;
 }
 
 std::size_t WordPieceTokenizer::count_tokens(std::string_view text) const {
   std::size_t n = 0;
   std::string scratch, buf;
-  bert_pre_tokenize(text, norm_, scratch, [&](std::string_view w) {
-    word_pieces(w, buf, [&](std::int32_t, std::string_view) { ++n; });
-  });
+  segments(
+      text,
+      [&](std::string_view part) {
+        bert_pre_tokenize(part, norm_, scratch, [&](std::string_view w) {
+          word_pieces(w, buf, [&](std::int32_t, std::string_view) { ++n; });
+        });
+      },
+      [&](std::int32_t, std::string_view) { ++n; });
   return n;
 }
 

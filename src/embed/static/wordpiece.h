@@ -1,13 +1,8 @@
-// The Hugging Face WordPiece tokenizer as BERT uses it (tokenizer.json: "BertNormalizer",
-// "BertPreTokenizer", model "WordPiece"), enough to turn text into vocabulary ids for static
-// embedding models. No special tokens are added: static models pool over the words only.
-//
-// Unicode handling follows BERT's basic tokenizer with compact tables instead of the full
-// Unicode database: lowercasing covers Latin-1, Latin Extended-A, Greek and Cyrillic; accent
-// stripping covers combining marks and precomposed Latin letters; punctuation is ASCII
-// non-alphanumerics plus the common Unicode punctuation blocks; CJK ideographs become single
-// tokens. Text outside those tables passes through unchanged, which matches BERT for most
-// scripts (a missed lowercasing only costs a vocabulary miss, never a crash).
+// The Hugging Face WordPiece tokenizer as BERT uses it (tokenizer.json: added tokens,
+// "BertNormalizer", "BertPreTokenizer", model "WordPiece"), id for id: the Unicode rules come
+// from ICU (bert_text.cpp), and tests/embed/tokenizer_parity_test.cpp checks the ids against
+// Hugging Face's own implementation. No [CLS]/[SEP] are added here: static models pool over the
+// words only, and the bert provider adds them itself.
 #pragma once
 
 #include <cstdint>
@@ -74,10 +69,13 @@ class WordPieceTokenizer {
 
   template <class F>
   void word_pieces(std::string_view word, std::string& buf, F&& out) const;
+  template <class Plain, class Added>
+  void segments(std::string_view text, Plain&& plain, Added&& added) const;
 
   Vocab vocab_;
   std::size_t vocab_size_ = 0;
   std::unordered_set<std::int32_t> special_;
+  std::vector<std::pair<std::string, std::int32_t>> added_;  // matched in raw text, longest first
   std::int32_t unk_id_ = -1;
   std::string unk_token_ = "[UNK]";
   std::string prefix_ = "##";
