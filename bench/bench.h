@@ -47,5 +47,6 @@ int run_lifecycle(const Args& args);    // lifecycle.cpp: reindex sweeps, latenc
 int run_serve(const Args& args);        // serve.cpp: REST latency, wrk throughput, Chroma
 int run_pump(const Args& args);         // pump.cpp: the embedding pump draining a SQLite table
 int run_bert(const Args& args);         // bert.cpp: the bert encoder against the sgemm ceiling
+int run_bert_text(const Args& args);    // bert.cpp: the bert provider on real text
 
 }  // namespace quarry::bench

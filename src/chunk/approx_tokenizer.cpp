@@ -13,12 +13,6 @@
 
 namespace quarry::chunk {
 
-int Tokenizer::count(std::string_view text) const {
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> spans_out;
-  spans(text, spans_out);
-  return static_cast<int>(spans_out.size());
-}
-
 namespace {
 
 // How a character takes part in tokens.

@@ -185,6 +185,13 @@ void validate_chunk_options(const ChunkOptions& opts) {
   }
 }
 
+ChunkOptions within_model_limit(ChunkOptions o, int model_max_tokens) {
+  if (model_max_tokens <= 0 || o.max_tokens <= model_max_tokens) return o;
+  o.max_tokens = std::max(kMinMaxTokens, model_max_tokens);
+  o.overlap_tokens = std::min(o.overlap_tokens, o.max_tokens / 2);
+  return o;
+}
+
 std::vector<Chunk> chunk_markdown(std::string_view markdown, const ChunkOptions& opts,
                                   const Tokenizer& tokenizer) {
   validate_chunk_options(opts);

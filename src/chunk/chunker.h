@@ -10,21 +10,13 @@
 #include <utility>
 #include <vector>
 
+#include "core/tokenizer.h"
+
 namespace quarry::chunk {
 
-// Token counting port. Model tokenizers (WordPiece from tokenizer.json, ...) plug in later; the
-// default is a documented word-piece approximation (docs/chunking.md).
-class Tokenizer {
- public:
-  virtual ~Tokenizer() = default;
-  virtual std::string id() const = 0;
-  // Byte spans [begin, end) of the tokens of `text`, in order; replaces the contents of `out`.
-  // Windows are cut at these. Bytes outside every span are white space to the tokenizer.
-  virtual void spans(std::string_view text,
-                     std::vector<std::pair<std::uint32_t, std::uint32_t>>& out) const = 0;
-  // Number of tokens of `text`; the default lists spans(), implementations may count faster.
-  virtual int count(std::string_view text) const;
-};
+// Token counting port (core/tokenizer.h). The default is a documented word-piece approximation
+// (docs/chunking.md); a KB whose embedding model has its own tokenizer counts with that one.
+using Tokenizer = core::Tokenizer;
 
 std::unique_ptr<Tokenizer> make_approx_tokenizer();
 
@@ -38,6 +30,11 @@ struct ChunkOptions {
   int overlap_tokens = 64;
   int max_chunks = 2000;  // more -> Error(too_many_chunks)
 };
+
+// `o` with its budgets capped so that every chunk fits the embedding model's input
+// (`model_max_tokens` text tokens; 0 or less: no limit): max_tokens at most that, never under
+// kMinMaxTokens, and overlap_tokens at most half of max_tokens.
+ChunkOptions within_model_limit(ChunkOptions o, int model_max_tokens);
 
 struct Chunk {
   int index = 0;

@@ -310,11 +310,12 @@ KbConfig kb_config_set(const KbConfig& c, const std::string& dotted_key, const s
   return kb_config_from_json(patch, base);
 }
 
-std::string config_revision(const KbConfig& c) {
-  const json parts = {{"profile", c.chunking.profile},
-                      {"max_tokens", c.chunking.effective_max_tokens()},
-                      {"overlap_tokens", c.chunking.effective_overlap_tokens()},
-                      {"revision", c.revision}};
+std::string config_revision(const KbConfig& c, const std::string& tokenizer) {
+  json parts = {{"profile", c.chunking.profile},
+                {"max_tokens", c.chunking.effective_max_tokens()},
+                {"overlap_tokens", c.chunking.effective_overlap_tokens()},
+                {"revision", c.revision}};
+  if (!tokenizer.empty()) parts["tokenizer"] = tokenizer;
   return sha256_hex(parts.dump()).substr(0, 16);
 }
 

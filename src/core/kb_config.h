@@ -26,7 +26,9 @@ KbConfig kb_config_set(const KbConfig& c, const std::string& dotted_key, const s
 // embedder identity (provider, model, dimensions, normalisation, tokenizer...): a vector is
 // only ever compared with vectors of the same revision. API keys, timeouts and rate limits are
 // not part of either (docs/configuration.md lists what is).
-std::string config_revision(const KbConfig& c);
+// `tokenizer` names the model tokenizer and input limit chunks were counted with ("" for the
+// approximation: the revisions of KBs without one did not change when model tokenizers came).
+std::string config_revision(const KbConfig& c, const std::string& tokenizer = "");
 std::string revision(const KbConfig& c, const std::string& embedder_identity);
 
 // Cross-field checks (overlap <= max/2, budgets refused under `none`, ...).

@@ -15,9 +15,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/tokenizer.h"
+
 namespace quarry::embed {
 
 using Vector = std::vector<float>;
+
+// A model's own tokenizer, in which chunk budgets are counted (SPEC §3).
+struct ModelTokenizer {
+  std::shared_ptr<const core::Tokenizer> tokenizer;  // null: none (the chunker approximates)
+  int max_tokens = 0;  // text tokens one input holds: the model's limit less what it adds
+};
 
 struct Availability {
   bool ok = true;
@@ -41,6 +49,11 @@ class EmbeddingProvider {
   // normalisation, pooling, tokenizer...), as a stable string: part of the KB revision (§1).
   // Settings that do not change vectors (keys, timeouts, rate limits) must not appear here.
   virtual std::string identity() const = 0;
+
+  // The tokenizer chunks are cut with for this model, when it has one of its own and can load it
+  // now (static models pool words without a length limit, remote models keep theirs private:
+  // they return none and the chunker uses its approximation).
+  virtual ModelTokenizer model_tokenizer() { return {}; }
 
   virtual bool is_configured() const { return true; }
   virtual Availability is_available() { return {}; }

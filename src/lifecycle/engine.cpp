@@ -84,7 +84,6 @@ class EngineImpl final : public Engine {
                   "cannot create data directory " + opts_.data_dir + ": " + ec.message());
     layout_.data_dir = fs::canonical(opts_.data_dir).string();
     cat_ = catalog::Catalog::open(layout_.catalog_path());
-    tokenizer_ = chunk::make_approx_tokenizer();
     vectors_ = std::make_unique<lifecycle::Vectors>(layout_.data_dir, *cat_);
     // Staged files are orphans of a crash only if no writer holds the lock; a reader never
     // waits for one: if the lock is busy, the live writer's files are left alone.
@@ -158,11 +157,9 @@ class EngineImpl final : public Engine {
     for (const auto& [k, v] : settings) changes[k] = v;
     auto a = audit("kb.set", name, name);
     a.details_json = changes.dump();
-    const auto& b = before.chunking;
-    const auto& c = after.chunking;
-    const bool rechunk = b.profile != c.profile ||
-                         b.effective_max_tokens() != c.effective_max_tokens() ||
-                         b.effective_overlap_tokens() != c.effective_overlap_tokens();
+    // New budgets, or an embedder that counts tokens another way, cut documents anew.
+    const bool rechunk =
+        vectors_->chunking(name, before).revision != vectors_->chunking(name, after).revision;
     // Chunk every document under the new settings first: if one would fail (too_many_chunks,
     // ...), nothing is changed, rather than half the KB chunked one way and half the other.
     if (rechunk) rechunk_all(name, after, /*dry_run=*/true);
@@ -201,7 +198,8 @@ class EngineImpl final : public Engine {
   IngestReport ingest_path(const std::string& kb, const std::string& path,
                            const IngestOptions& opts) override {
     auto t0 = std::chrono::steady_clock::now();
-    KbConfig config = write_config(kb);
+    KbConfig config = kb_config(kb);
+    const lifecycle::Chunking chunking = vectors_->write_chunking(kb, config);
     std::error_code ec;
     if (!fs::exists(path, ec))
       throw Error(Code::not_found, "no such file or directory: " + path, {{"path", path}});
@@ -216,7 +214,7 @@ class EngineImpl final : public Engine {
     for (std::size_t i = 0; i < entries.size(); ++i) {
       const auto& e = entries[i];
       if (opts.progress) opts.progress(IngestProgress{i, entries.size(), e.relative});
-      IngestItem item = ingest_entry(kb, config, e, opts, &batch_chunks, &report.bytes);
+      IngestItem item = ingest_entry(kb, config, chunking, e, opts, &batch_chunks, &report.bytes);
       tally(report, item);
       report.items.push_back(std::move(item));
     }
@@ -229,9 +227,11 @@ class EngineImpl final : public Engine {
                           const std::string& bytes, const IngestOptions& opts) override {
     if (filename.empty() || filename.find('\0') != std::string::npos)
       throw Error(Code::invalid_argument, "a document needs a file name", {{"field", "filename"}});
-    KbConfig config = write_config(kb);
+    KbConfig config = kb_config(kb);
+    const lifecycle::Chunking chunking = vectors_->write_chunking(kb, config);
     catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
-    IngestItem item = lifecycle::ingest_document(ctx(), config, kb, filename, bytes, opts, nullptr);
+    IngestItem item =
+        lifecycle::ingest_document(ctx(chunking), config, kb, filename, bytes, opts, nullptr);
     mark_pending(kb, item);
     return item;
   }
@@ -267,23 +267,23 @@ class EngineImpl final : public Engine {
 
   Document edit_document(const std::string& kb, const std::string& id,
                          const std::string& markdown) override {
-    KbConfig config = write_config(kb);
+    const lifecycle::Chunking chunking = vectors_->write_chunking(kb, kb_config(kb));
     catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
     auto row = doc_row(kb, id);
     std::string body = convert::clean_markdown(markdown);
-    auto out = lifecycle::rewrite_document(ctx(), config, row, body, nullptr, "document.edit");
+    auto out = lifecycle::rewrite_document(ctx(chunking), row, body, nullptr, "document.edit");
     return with_vectors(to_document(out, layout_), kb_config(kb), out);
   }
 
   Document reconvert_document(const std::string& kb, const std::string& id) override {
-    KbConfig config = write_config(kb);
+    const lifecycle::Chunking chunking = vectors_->write_chunking(kb, kb_config(kb));
     catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
     auto row = doc_row(kb, id);
     std::string raw = lifecycle::read_whole_file(layout_.raw_path(kb, id, row.raw_ext));
     auto conv = convert::Registry::builtin().convert({raw, row.filename, row.raw_ext});
     row.converter = conv.converter;
     if (!conv.title.empty()) row.title = conv.title;
-    auto out = lifecycle::rewrite_document(ctx(), config, row, conv.markdown, nullptr,
+    auto out = lifecycle::rewrite_document(ctx(chunking), row, conv.markdown, nullptr,
                                            "document.reconvert");
     return with_vectors(to_document(out, layout_), kb_config(kb), out);
   }
@@ -322,7 +322,7 @@ class EngineImpl final : public Engine {
     lifecycle::Scheduler sched(
         *vectors_, *cache_,
         [this](const catalog::DocumentRow& doc, const KbConfig& c) {
-          return lifecycle::rechunk_document(layout_, *tokenizer_, c, doc);
+          return lifecycle::rechunk_document(layout_, vectors_->chunking(doc.kb, c), doc);
         },
         opts_.lock_timeout_ms);
     return sched.sweep(kb, config, opts, audit("", kb, ""));
@@ -395,8 +395,8 @@ class EngineImpl final : public Engine {
   }
 
  private:
-  lifecycle::WriteContext ctx() {
-    return lifecycle::WriteContext{layout_, *cat_, convert::Registry::builtin(), *tokenizer_,
+  lifecycle::WriteContext ctx(const lifecycle::Chunking& chunking) {
+    return lifecycle::WriteContext{layout_, *cat_, convert::Registry::builtin(), chunking,
                                    audit("", "", "")};
   }
 
@@ -413,12 +413,6 @@ class EngineImpl final : public Engine {
 
   KbConfig kb_config(const std::string& kb) const {
     return core::kb_config_from_json(json::parse(cat_->get_kb(kb).config_json));
-  }
-
-  // The config a write chunks under (Vectors::chunking_config): during a blue-green build of
-  // new chunking, still the serving revision's.
-  KbConfig write_config(const std::string& kb) {
-    return vectors_->chunking_config(kb, kb_config(kb));
   }
 
   catalog::DocumentRow doc_row(const std::string& kb, const std::string& id) const {
@@ -453,7 +447,7 @@ class EngineImpl final : public Engine {
     i.index_status = scope_status(st.documents > 0);
     i.index_status.vector = vectors_->kb_status(kb.name, i.config);
     auto& v = vectors_->for_kb(kb.name, i.config);
-    i.config_revision = core::config_revision(i.config);
+    i.config_revision = lifecycle::chunking_revision(v, i.config);
     i.revision = v.provider ? v.scope.revision : core::revision(i.config, "");
     i.vectors = vectors_->kb_info(kb.name, i.config);
     return i;
@@ -471,8 +465,9 @@ class EngineImpl final : public Engine {
   }
 
   IngestItem ingest_entry(const std::string& kb, const KbConfig& config,
-                          const lifecycle::WalkEntry& e, const IngestOptions& opts,
-                          std::int64_t* batch_chunks, std::int64_t* bytes_total) {
+                          const lifecycle::Chunking& chunking, const lifecycle::WalkEntry& e,
+                          const IngestOptions& opts, std::int64_t* batch_chunks,
+                          std::int64_t* bytes_total) {
     IngestItem failed;
     failed.path = e.relative;
     failed.status = "failed";
@@ -488,8 +483,8 @@ class EngineImpl final : public Engine {
       std::string bytes = lifecycle::read_whole_file(e.absolute);
       *bytes_total += static_cast<std::int64_t>(bytes.size());
       catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
-      IngestItem item =
-          lifecycle::ingest_document(ctx(), config, kb, e.relative, bytes, opts, batch_chunks);
+      IngestItem item = lifecycle::ingest_document(ctx(chunking), config, kb, e.relative, bytes,
+                                                   opts, batch_chunks);
       item.path = e.relative;
       mark_pending(kb, item);
       return item;
@@ -527,7 +522,7 @@ class EngineImpl final : public Engine {
   }
 
   void rechunk_all(const std::string& kb, const KbConfig& config, bool dry_run) {
-    const chunk::ChunkOptions o = lifecycle::chunk_options(config);
+    const lifecycle::Chunking chunking = vectors_->chunking(kb, config);
     std::string cursor;
     while (true) {
       auto rows = cat_->list_documents(kb, cursor, 500);
@@ -538,7 +533,7 @@ class EngineImpl final : public Engine {
             std::min<std::size_t>(static_cast<std::size_t>(row.body_offset), file.size()));
         if (dry_run) {
           try {
-            chunk::chunk_markdown(body, o, *tokenizer_);
+            chunk::chunk_markdown(body, chunking.options, *chunking.tokenizer);
           } catch (const Error& e) {
             throw Error(e.code(),
                         "cannot apply the new chunking settings: document " + row.id + " (" +
@@ -548,7 +543,7 @@ class EngineImpl final : public Engine {
           continue;
         }
         // New chunking is a new revision: set_kb() plans it, the scheduler embeds it.
-        lifecycle::rewrite_document(ctx(), config, row, body, nullptr, "document.rechunk");
+        lifecycle::rewrite_document(ctx(chunking), row, body, nullptr, "document.rechunk");
       }
       cursor = rows.back().id;
     }
@@ -557,7 +552,6 @@ class EngineImpl final : public Engine {
   EngineOptions opts_;
   lifecycle::Layout layout_;
   std::unique_ptr<catalog::Catalog> cat_;
-  std::unique_ptr<chunk::Tokenizer> tokenizer_;
   std::unique_ptr<lifecycle::Vectors> vectors_;
   std::unique_ptr<catalog::EmbedCache> cache_;  // opened by the first reindex
 };

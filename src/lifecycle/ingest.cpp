@@ -104,15 +104,6 @@ void write_document(const WriteContext& ctx, catalog::DocumentRow& row, const st
 
 }  // namespace
 
-chunk::ChunkOptions chunk_options(const KbConfig& c) {
-  chunk::ChunkOptions o;
-  o.profile = c.chunking.profile;
-  o.max_tokens = c.chunking.effective_max_tokens();
-  o.overlap_tokens = c.chunking.effective_overlap_tokens();
-  o.max_chunks = c.limits.max_chunks_per_document;
-  return o;
-}
-
 void check_upload_size(const KbConfig& config, const std::string& name, std::int64_t bytes) {
   if (bytes > config.limits.max_upload_bytes)
     throw Error(Code::payload_too_large,
@@ -198,13 +189,13 @@ IngestItem ingest_document(const WriteContext& ctx, const KbConfig& config, cons
   row.converter = conv.converter;
   row.raw_ext = ext;
   row.source_bytes = static_cast<std::int64_t>(bytes.size());
-  row.chunking = core::config_revision(config);
+  row.chunking = ctx.chunking.revision;
 
   const std::string old_raw = existing && existing->raw_ext != ext
                                   ? ctx.layout.raw_path(kb, existing->id, existing->raw_ext)
                                   : "";
   // Chunk before writing anything so every limit is checked first.
-  auto chunks = chunk::chunk_markdown(conv.markdown, chunk_options(config), ctx.tokenizer);
+  auto chunks = chunk::chunk_markdown(conv.markdown, ctx.chunking.options, *ctx.chunking.tokenizer);
   if (batch_chunks) {
     auto n = static_cast<std::int64_t>(chunks.size());
     if (*batch_chunks + n > config.limits.max_chunks_per_call)
@@ -224,26 +215,25 @@ IngestItem ingest_document(const WriteContext& ctx, const KbConfig& config, cons
   return item;
 }
 
-std::vector<catalog::ChunkRow> rechunk_document(const Layout& layout,
-                                                const chunk::Tokenizer& tokenizer,
-                                                const KbConfig& config,
+std::vector<catalog::ChunkRow> rechunk_document(const Layout& layout, const Chunking& chunking,
                                                 const catalog::DocumentRow& row) {
   std::string file = read_whole_file(layout.markdown_path(row.kb, row.id));
   const auto at = std::min<std::size_t>(static_cast<std::size_t>(row.body_offset), file.size());
-  return to_rows(chunk::chunk_markdown(file.substr(at), chunk_options(config), tokenizer), at);
+  return to_rows(chunk::chunk_markdown(file.substr(at), chunking.options, *chunking.tokenizer), at);
 }
 
-catalog::DocumentRow rewrite_document(const WriteContext& ctx, const KbConfig& config,
-                                      catalog::DocumentRow row, const std::string& markdown_body,
-                                      const std::string* raw, const std::string& action) {
+catalog::DocumentRow rewrite_document(const WriteContext& ctx, catalog::DocumentRow row,
+                                      const std::string& markdown_body, const std::string* raw,
+                                      const std::string& action) {
   row.updated_at = core::now_ms();
   if (raw) row.source_sha256 = core::sha256_hex(*raw);
   std::string t = first_heading(markdown_body);
   if (!t.empty()) row.title = t;
-  row.chunking = core::config_revision(config);
-  write_document(ctx, row, markdown_body,
-                 chunk::chunk_markdown(markdown_body, chunk_options(config), ctx.tokenizer), raw,
-                 action);
+  row.chunking = ctx.chunking.revision;
+  write_document(
+      ctx, row, markdown_body,
+      chunk::chunk_markdown(markdown_body, ctx.chunking.options, *ctx.chunking.tokenizer), raw,
+      action);
   return row;
 }
 

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "catalog/catalog.h"
-#include "chunk/chunker.h"
 #include "convert/converter.h"
+#include "lifecycle/chunking.h"
 #include "lifecycle/layout.h"
 #include "quarry/engine.h"
 
@@ -17,12 +17,9 @@ struct WriteContext {
   const Layout& layout;
   catalog::Catalog& catalog;
   const convert::Registry& converters;
-  const chunk::Tokenizer& tokenizer;
+  const Chunking& chunking;   // how this KB's documents are cut now
   catalog::AuditEntry audit;  // actor + surface; action/target filled per write
 };
-
-// The chunker's options under a KB's config.
-chunk::ChunkOptions chunk_options(const KbConfig& config);
 
 // Throws Error(payload_too_large) when `bytes` exceeds limits.max_upload_bytes.
 void check_upload_size(const KbConfig& config, const std::string& name, std::int64_t bytes);
@@ -38,17 +35,15 @@ IngestItem ingest_document(const WriteContext& ctx, const KbConfig& config, cons
                            const std::string& filename, const std::string& bytes,
                            const IngestOptions& opts, std::int64_t* batch_chunks);
 
-// A document's chunks under `config`, cut from its Markdown on disk, the document untouched
+// A document's chunks cut as `chunking` says, from its Markdown on disk, the document untouched
 // (blue-green chunking builds them beside the serving ones; reconciliation re-cuts stragglers).
-std::vector<catalog::ChunkRow> rechunk_document(const Layout& layout,
-                                                const chunk::Tokenizer& tokenizer,
-                                                const KbConfig& config,
+std::vector<catalog::ChunkRow> rechunk_document(const Layout& layout, const Chunking& chunking,
                                                 const catalog::DocumentRow& row);
 
 // Re-chunks and rewrites an existing document from a new Markdown body (edit) or a fresh
 // conversion (reconvert); `raw` is non-null only when the raw file changes too.
-catalog::DocumentRow rewrite_document(const WriteContext& ctx, const KbConfig& config,
-                                      catalog::DocumentRow row, const std::string& markdown_body,
-                                      const std::string* raw, const std::string& action);
+catalog::DocumentRow rewrite_document(const WriteContext& ctx, catalog::DocumentRow row,
+                                      const std::string& markdown_body, const std::string* raw,
+                                      const std::string& action);
 
 }  // namespace quarry::lifecycle

@@ -51,7 +51,7 @@ std::string aggregate(const catalog::VectorCounts& c, bool building) {
 }  // namespace
 
 Vectors::Vectors(std::string data_dir, catalog::Catalog& cat)
-    : data_dir_(std::move(data_dir)), cat_(cat) {}
+    : data_dir_(std::move(data_dir)), cat_(cat), approx_(chunk::make_approx_tokenizer()) {}
 Vectors::~Vectors() = default;
 
 store::VectorStore& Vectors::store_for(const KbConfig& config) {
@@ -97,6 +97,9 @@ KbVectors& Vectors::for_kb(const std::string& kb, const KbConfig& config) {
                       "' does not (use platform or auto)",
                   {{"field", "store.embedding_mode"}});
     v->model = v->provider->identity();
+    auto tokens = v->provider->model_tokenizer();
+    v->tokenizer = std::move(tokens.tokenizer);
+    v->token_limit = v->tokenizer ? tokens.max_tokens : 0;
     v->scope.kb = kb;
     v->scope.dimensions = v->provider->dimensions();
     v->scope.revision = core::revision(config, v->model);
@@ -112,11 +115,16 @@ KbVectors& Vectors::serving(const std::string& kb, const KbConfig& config) {
   return for_kb(kb, parse_snapshot(s->config_json));
 }
 
+std::string chunking_revision(const KbVectors& v, const KbConfig& config) {
+  return core::config_revision(
+      config, v.tokenizer ? v.tokenizer->id() + "/" + std::to_string(v.token_limit) : "");
+}
+
 catalog::RevisionRow Vectors::row_for(const KbVectors& v, const KbConfig& config,
                                       const std::string& state) const {
   catalog::RevisionRow r;
   r.revision = v.scope.revision;
-  r.config_revision = core::config_revision(config);
+  r.config_revision = chunking_revision(v, config);
   r.config_json = core::kb_config_to_json(config).dump();
   r.model = v.model;
   r.dimensions = v.scope.dimensions;
@@ -242,16 +250,24 @@ void Vectors::cut_over(const std::string& kb, const catalog::RevisionRow& buildi
   if (rechunked) drop_revision(kb, *serving, building.revision);
 }
 
-KbConfig Vectors::chunking_config(const std::string& kb, const KbConfig& config) {
+Chunking Vectors::chunking(const std::string& kb, const KbConfig& config) {
+  const KbVectors& v = for_kb(kb, config);
+  Chunking c;
+  c.options = chunk::within_model_limit(chunk_options(config), v.token_limit);
+  c.tokenizer = v.tokenizer ? v.tokenizer.get() : approx_.get();
+  c.revision = chunking_revision(v, config);
+  return c;
+}
+
+Chunking Vectors::write_chunking(const std::string& kb, const KbConfig& config) {
   auto building = cat_.revision_in_state(kb, "building");
-  if (!building) return config;
+  if (!building) return chunking(kb, config);
   auto serving = cat_.revision_in_state(kb, "serving");
-  if (!serving || serving->config_revision == building->config_revision) return config;
-  KbConfig s = parse_snapshot(serving->config_json);
-  KbConfig out = config;
-  out.chunking = s.chunking;
-  out.revision = s.revision;
-  return out;
+  if (!serving || serving->config_revision == building->config_revision)
+    return chunking(kb, config);
+  Chunking c = chunking(kb, parse_snapshot(serving->config_json));
+  c.options.max_chunks = config.limits.max_chunks_per_document;
+  return c;
 }
 
 std::string Vectors::document_status(const std::string& kb, const KbConfig& config,

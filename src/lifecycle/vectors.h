@@ -18,6 +18,7 @@
 
 #include "catalog/catalog.h"
 #include "core/filter.h"
+#include "lifecycle/chunking.h"
 #include "quarry/config.h"
 #include "quarry/types.h"
 #include "search/semantic.h"
@@ -36,10 +37,17 @@ struct KbVectors {
   store::VectorStore* store = nullptr;
   store::Scope scope;  // kb, revision, dimensions
   std::string model;   // the embedder identity
+  // The embedder's own tokenizer and input limit in text tokens, as it was when this was
+  // resolved (null: none, or not loadable then; chunks are counted by the approximation).
+  std::shared_ptr<const core::Tokenizer> tokenizer;
+  int token_limit = 0;
 
   bool usable() const { return provider && store && unavailable.empty(); }
   search::VectorSource source() const { return {provider.get(), store, &scope}; }
 };
+
+// The chunking revision of `config` with `v`'s tokenizer (revisions.config_revision).
+std::string chunking_revision(const KbVectors& v, const KbConfig& config);
 
 // The KB's revisions after plan(): what serves, what builds.
 struct RevisionPlan {
@@ -74,10 +82,13 @@ class Vectors {
   // the chunking changed, the building revision's staged chunks become the documents' chunks
   // in the same transaction, and the old revision is dropped (its chunks are gone).
   void cut_over(const std::string& kb, const catalog::RevisionRow& building);
-  // The config documents are chunked under now: the KB's, except that while a build with other
-  // chunking runs, the serving revision's chunking (and revision counter) still apply; the
-  // building revision's chunks are staged beside them until the cut-over.
-  KbConfig chunking_config(const std::string& kb, const KbConfig& config);
+  // How documents are cut under `config`: its budgets within its embedder's input limit, in
+  // that embedder's tokens when it has a tokenizer.
+  Chunking chunking(const std::string& kb, const KbConfig& config);
+  // How documents are cut now: under the KB's config, except that while a build with other
+  // chunking runs, the serving revision's chunking still applies; the building revision's
+  // chunks are staged beside them until the cut-over.
+  Chunking write_chunking(const std::string& kb, const KbConfig& config);
 
   // Index status (SPEC §1) of one document / of the KB's documents matching `filter`,
   // worst case wins. `building` marks what a sweep in this process is working on.
@@ -114,6 +125,7 @@ class Vectors {
 
   std::string data_dir_;
   catalog::Catalog& cat_;
+  std::unique_ptr<chunk::Tokenizer> approx_;  // for KBs whose embedder has no tokenizer
   std::map<std::string, std::unique_ptr<store::VectorStore>> stores_;  // by id + settings
   std::map<std::string, std::unique_ptr<KbVectors>> kbs_;              // by kb + config
   std::set<std::string> building_kbs_;

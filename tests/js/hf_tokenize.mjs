@@ -4,7 +4,8 @@
 //
 // Usage: node hf_tokenize.mjs OUT_DIR INPUTS.json
 // Writes OUT_DIR/tokenizer.json (BertNormalizer, BertPreTokenizer, WordPiece, [CLS] $A [SEP])
-// and prints a JSON array: the ids of each input string.
+// and prints a JSON array: for each input string its ids and each token's offsets (in code
+// points of the input, [CLS] and [SEP] at [0, 0]).
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
@@ -59,5 +60,8 @@ fs.writeFileSync(path.join(outDir, 'tokenizer.json'), text);
 const tok = Tokenizer.fromString(text);
 const inputs = JSON.parse(fs.readFileSync(inputsPath, 'utf8'));
 const out = [];
-for (const s of inputs) out.push(Array.from((await tok.encode(s)).getIds()));
+for (const s of inputs) {
+  const e = await tok.encode(s);
+  out.push({ ids: Array.from(e.getIds()), offsets: e.getOffsets() });
+}
 process.stdout.write(JSON.stringify(out));

@@ -10,6 +10,8 @@
 
 #include "catalog/catalog.h"
 #include "core/util.h"
+#include "embed/bert_fixture.h"
+#include "embed/provider.h"
 #include "pump/pump.h"
 #include "pump/sqlite_app.h"
 #include "quarry/error.h"
@@ -349,6 +351,33 @@ TEST_F(PumpSqlite, ProseChunksCarryTheirIndexAndHeadingPath) {
   EXPECT_EQ(app_->one("SELECT MAX(seq) FROM note_chunks"), std::to_string(r.chunks - 1));
   auto meta = json::parse(app_->one("SELECT meta FROM note_chunks WHERE seq = 1"));
   EXPECT_EQ(meta["heading_path"], json::array({"Pumps", "Valves"}));
+}
+
+// With a model that has its own tokenizer (SPEC §3), chunks are cut in its tokens and within
+// its input: a 512-token budget becomes the tiny model's 30, and no chunk is cut short.
+TEST_F(PumpSqlite, ChunksAreCountedInTheModelsTokensWithinItsInput) {
+  const fs::path model_dir = data_.path() / "tiny-bert";
+  embed::testing_bert::make_model(model_dir, {32, 4, 1, 64, 32, "gelu", "F32", "mean", false}, 3);
+  std::string body = "# Pumps\n\n";
+  for (int i = 0; i < 40; ++i) body += "The pump is unable to open when the pressure rises. ";
+  app_->add_notes(1, 1, body);
+  json uc = use_case(10);
+  uc["chunking"] = "prose";
+  uc["max_tokens"] = 512;
+  write("notes", uc);
+  deploy("bert:" + model_dir.string());
+  auto r = pump_->run("notes");
+  EXPECT_EQ(r.processed, 1);
+  auto model = embed::ProviderRegistry::builtin().create(
+      embed::ProviderSpec::parse("bert:" + model_dir.string()), embed::ProviderContext{});
+  const auto tokens = model->model_tokenizer();
+  ASSERT_EQ(tokens.max_tokens, 30);
+  EXPECT_GE(r.chunks, tokens.tokenizer->count(body) / 30);
+  for (int seq = 0; seq < r.chunks; ++seq) {
+    const std::string text =
+        app_->one("SELECT content FROM note_chunks WHERE seq = " + std::to_string(seq));
+    EXPECT_LE(tokens.tokenizer->count(text), 30) << text;
+  }
 }
 
 TEST_F(PumpSqlite, QueryTimeEmbeddingChecksItsText) {

@@ -48,7 +48,8 @@ struct Folder {
   bool cls_pooling = false;
   int max_length = 0;
   std::string query_prefix, document_prefix;
-  std::string fingerprint;  // hashes everything that shapes the vectors
+  std::string fingerprint;    // hashes everything that shapes the vectors
+  std::string tokenizer_sha;  // of tokenizer.json (16 hex digits)
 };
 
 Folder read_folder(const fs::path& dir, int max_positions) {
@@ -72,11 +73,27 @@ Folder read_folder(const fs::path& dir, int max_positions) {
   json sbert = optional_json(dir / "sentence_bert_config.json");
   if (sbert.contains("max_seq_length") && sbert["max_seq_length"].is_number_integer())
     f.max_length = std::min(f.max_length, sbert["max_seq_length"].get<int>());
-  f.fingerprint =
-      core::sha256_hex(read_file(dir / "config.json") + "\n" + pool.dump() + "\n" +
-                       read_file(dir / "tokenizer.json") + "\n" + std::to_string(f.max_length));
+  const std::string tokenizer = read_file(dir / "tokenizer.json");
+  f.tokenizer_sha = core::sha256_hex(tokenizer).substr(0, 16);
+  f.fingerprint = core::sha256_hex(read_file(dir / "config.json") + "\n" + pool.dump() + "\n" +
+                                   tokenizer + "\n" + std::to_string(f.max_length));
   return f;
 }
+
+// The model's WordPiece as the chunker counts it (spans in the original text).
+class ChunkTokens final : public core::Tokenizer {
+ public:
+  ChunkTokens(const WordPieceTokenizer& tok, std::string id) : tok_(tok), id_(std::move(id)) {}
+  std::string id() const override { return id_; }
+  void spans(std::string_view text, Spans& out) const override { tok_.spans(text, out); }
+  int count(std::string_view text) const override {
+    return static_cast<int>(tok_.count_tokens(text));
+  }
+
+ private:
+  const WordPieceTokenizer& tok_;  // owned by the provider, which outlives every KB using it
+  std::string id_;
+};
 
 class BertProvider final : public EmbeddingProvider {
  public:
@@ -125,6 +142,17 @@ class BertProvider final : public EmbeddingProvider {
   Availability is_available() override {
     if (!loaded()) return {false, error_};
     return {};
+  }
+  ModelTokenizer model_tokenizer() override {
+    if (!loaded()) return {};
+    std::lock_guard lock(mu_);
+    if (!chunk_tokens_) {
+      // [CLS], [SEP] and the document prefix share the model's input with the text.
+      const int reserved = 2 + static_cast<int>(tok_->count_tokens(document_prefix_));
+      chunk_max_ = std::max(1, folder_.max_length - reserved);
+      chunk_tokens_ = std::make_shared<ChunkTokens>(*tok_, "wordpiece:" + folder_.tokenizer_sha);
+    }
+    return {chunk_tokens_, chunk_max_};
   }
 
   std::vector<Vector> embed_documents(const std::vector<std::string>& texts) override {
@@ -256,6 +284,8 @@ class BertProvider final : public EmbeddingProvider {
   std::unique_ptr<WordPieceTokenizer> tok_;
   Folder folder_;
   std::int32_t cls_ = -1, sep_ = -1;
+  std::shared_ptr<ChunkTokens> chunk_tokens_;
+  int chunk_max_ = 0;
 };
 
 }  // namespace

@@ -11,6 +11,8 @@
 #include <unicode/unistr.h>
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "core/util.h"
 #include "embed/static/wordpiece.h"
@@ -98,55 +100,110 @@ const icu::Normalizer2& nfd() {
 
 }  // namespace
 
-void bert_pre_tokenize(std::string_view text, const BertNormalizerOptions& opt, std::string& word,
-                       const std::function<void(std::string_view)>& emit) {
+namespace {
+
+using Src = std::pair<std::uint32_t, std::uint32_t>;  // where a character came from in the text
+
+// The normaliser and pre-tokenizer, in one pass. With Track, every code point carries the byte
+// range of the source character it came from, and `emit` gets, beside each pre-token, that
+// range for each of its bytes (the chunker cuts windows at token spans of the original text).
+template <bool Track, class Emit>
+void pre_tokenize(std::string_view text, const BertNormalizerOptions& opt, std::string& word,
+                  Emit&& emit) {
   // 1. clean_text and handle_chinese_chars, into code points.
   std::u32string cps;
   cps.reserve(text.size());
+  std::vector<Src> srcs;  // Track: srcs[k] for cps[k]
+  auto push = [&](char32_t c, Src s) {
+    cps.push_back(c);
+    if constexpr (Track) srcs.push_back(s);
+  };
   bool ascii = true;
   for (std::size_t i = 0; i < text.size();) {
+    const auto at = static_cast<std::uint32_t>(i);
     char32_t c = next_cp(text, i);
+    const Src s{at, static_cast<std::uint32_t>(i)};
     if (opt.clean_text) {
       if (c == 0 || c == 0xFFFD || is_control(c)) continue;
       if (is_whitespace(c)) c = ' ';
     }
     if (c >= 0x80) ascii = false;
     if (opt.handle_chinese_chars && c >= 0x3400 && is_cjk(c)) {
-      cps.push_back(' ');
-      cps.push_back(c);
-      cps.push_back(' ');
+      push(' ', s);
+      push(c, s);
+      push(' ', s);
       continue;
     }
-    cps.push_back(c);
+    push(c, s);
   }
   // 2. strip_accents: NFD, then no non-spacing marks. 3. lowercase. (ASCII needs neither NFD
   // nor ICU.)
   if (!ascii && opt.strip_accents) {
-    icu::UnicodeString u;
-    for (char32_t c : cps) u.append(static_cast<UChar32>(c));
-    UErrorCode err = U_ZERO_ERROR;
-    icu::UnicodeString d = nfd().normalize(u, err);
-    if (U_FAILURE(err)) throw Error(Code::internal, "ICU NFD failed");
-    cps.clear();
-    for (int32_t k = 0; k < d.length();) {
-      const UChar32 c = d.char32At(k);
-      k += U16_LENGTH(c);
-      if (u_charType(c) != U_NON_SPACING_MARK) cps.push_back(static_cast<char32_t>(c));
+    std::u32string out;
+    std::vector<Src> out_srcs;
+    out.reserve(cps.size());
+    // NFD of the whole text is the NFD of each stretch between normalisation boundaries, so
+    // with Track each stretch (a character and the marks that follow it) is one source range.
+    std::size_t k = 0;
+    while (k < cps.size()) {
+      std::size_t e = cps.size();
+      if constexpr (Track) {
+        e = k + 1;
+        while (e < cps.size() && !nfd().hasBoundaryBefore(static_cast<UChar32>(cps[e]))) ++e;
+      }
+      if (Track && e == k + 1 && (cps[k] < 0x80 || nfd().isInert(static_cast<UChar32>(cps[k])))) {
+        if (u_charType(static_cast<UChar32>(cps[k])) != U_NON_SPACING_MARK) {
+          out.push_back(cps[k]);
+          if constexpr (Track) out_srcs.push_back(srcs[k]);
+        }
+        k = e;
+        continue;
+      }
+      icu::UnicodeString u;
+      for (std::size_t j = k; j < e; ++j) u.append(static_cast<UChar32>(cps[j]));
+      UErrorCode err = U_ZERO_ERROR;
+      icu::UnicodeString d = nfd().normalize(u, err);
+      if (U_FAILURE(err)) throw Error(Code::internal, "ICU NFD failed");
+      for (int32_t q = 0; q < d.length();) {
+        const UChar32 c = d.char32At(q);
+        q += U16_LENGTH(c);
+        if (u_charType(c) == U_NON_SPACING_MARK) continue;
+        out.push_back(static_cast<char32_t>(c));
+        if constexpr (Track) out_srcs.emplace_back(srcs[k].first, srcs[e - 1].second);
+      }
+      k = e;
     }
+    cps = std::move(out);
+    if constexpr (Track) srcs = std::move(out_srcs);
   }
   // 4. Pre-tokenize, lowercasing on the way.
+  std::vector<Src> word_srcs;  // Track: per byte of `word`
+  auto append = [&](std::string& to, std::vector<Src>& to_srcs, char32_t c, std::size_t k) {
+    const std::size_t before = to.size();
+    core::append_utf8(to, c);
+    if constexpr (Track) to_srcs.insert(to_srcs.end(), to.size() - before, srcs[k]);
+  };
+  auto emit_word = [&](const std::string& w, const std::vector<Src>& w_srcs) {
+    if constexpr (Track)
+      emit(std::string_view(w), w_srcs.data());
+    else
+      emit(std::string_view(w));
+  };
   word.clear();
   auto flush = [&] {
-    if (!word.empty()) emit(word);
+    if (!word.empty()) emit_word(word, word_srcs);
     word.clear();
+    word_srcs.clear();
   };
   std::string single;
-  for (char32_t c : cps) {
+  std::vector<Src> single_srcs;
+  for (std::size_t k = 0; k < cps.size(); ++k) {
+    char32_t c = cps[k];
     if (opt.lowercase) {
       if (c < 0x80) {
         if (c >= 'A' && c <= 'Z') c += 32;
       } else if (c == 0x130) {  // the one character whose lowercase is two: i + dot above
-        core::append_utf8(word, 'i');
+        append(word, word_srcs, 'i', k);
         c = 0x307;
       } else {
         c = static_cast<char32_t>(u_tolower(static_cast<UChar32>(c)));
@@ -159,13 +216,29 @@ void bert_pre_tokenize(std::string_view text, const BertNormalizerOptions& opt, 
     if (is_punct(c)) {
       flush();
       single.clear();
-      core::append_utf8(single, c);
-      emit(single);
+      single_srcs.clear();
+      append(single, single_srcs, c, k);
+      emit_word(single, single_srcs);
       continue;
     }
-    core::append_utf8(word, c);
+    append(word, word_srcs, c, k);
   }
   flush();
+}
+
+}  // namespace
+
+void bert_pre_tokenize(std::string_view text, const BertNormalizerOptions& opt, std::string& word,
+                       const std::function<void(std::string_view)>& emit) {
+  pre_tokenize<false>(text, opt, word, emit);
+}
+
+void bert_pre_tokenize_spans(
+    std::string_view text, const BertNormalizerOptions& opt,
+    const std::function<void(std::string_view, const std::pair<std::uint32_t, std::uint32_t>*)>&
+        emit) {
+  std::string word;
+  pre_tokenize<true>(text, opt, word, emit);
 }
 
 }  // namespace quarry::embed

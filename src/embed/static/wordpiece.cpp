@@ -1,6 +1,7 @@
 // WordPiece (greedy longest-match-first, as Hugging Face tokenizers and BERT do it).
 #include "embed/static/wordpiece.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -385,7 +386,7 @@ void WordPieceTokenizer::segments(std::string_view text, Plain&& plain, Added&& 
     }
     if (!hit) break;
     if (at > 0) plain(text.substr(0, at));
-    added(hit->second, std::string_view(hit->first));
+    added(hit->second, text.substr(at, hit->first.size()));
     text.remove_prefix(at + hit->first.size());
   }
   if (!text.empty()) plain(text);
@@ -422,6 +423,38 @@ std::vector<std::string> WordPieceTokenizer::tokenize(std::string_view text) con
       },
       [&](std::int32_t, std::string_view content) { out.emplace_back(content); });
   return out;
+}
+
+void WordPieceTokenizer::spans(std::string_view text,
+                               std::vector<std::pair<std::uint32_t, std::uint32_t>>& out) const {
+  out.clear();
+  std::string buf;
+  std::uint32_t last = 0;
+  auto push = [&](std::size_t b, std::size_t e) {
+    const auto begin = std::max(last, static_cast<std::uint32_t>(b));
+    last = std::max(begin, static_cast<std::uint32_t>(e));
+    out.emplace_back(begin, last);
+  };
+  auto at = [&](std::string_view part) {
+    return static_cast<std::size_t>(part.data() - text.data());
+  };
+  segments(
+      text,
+      [&](std::string_view part) {
+        const std::size_t base = at(part);
+        bert_pre_tokenize_spans(
+            part, norm_,
+            [&](std::string_view w, const std::pair<std::uint32_t, std::uint32_t>* src) {
+              word_pieces(w, buf, [&](std::int32_t, std::string_view piece) {
+                // [UNK] comes without a piece: it stands for the whole word.
+                const std::size_t pb =
+                    piece.empty() ? 0 : static_cast<std::size_t>(piece.data() - w.data());
+                const std::size_t pe = piece.empty() ? w.size() : pb + piece.size();
+                push(base + src[pb].first, base + src[pe - 1].second);
+              });
+            });
+      },
+      [&](std::int32_t, std::string_view token) { push(at(token), at(token) + token.size()); });
 }
 
 std::size_t WordPieceTokenizer::count_tokens(std::string_view text) const {

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 namespace quarry::embed {
@@ -26,6 +27,13 @@ struct BertNormalizerOptions {
 void bert_pre_tokenize(std::string_view text, const BertNormalizerOptions& opt,
                        std::string& scratch, const std::function<void(std::string_view)>& emit);
 
+// As bert_pre_tokenize, also passing, for each byte of a pre-token, the byte range [begin, end)
+// in `text` of the character it came from.
+void bert_pre_tokenize_spans(
+    std::string_view text, const BertNormalizerOptions& opt,
+    const std::function<void(std::string_view, const std::pair<std::uint32_t, std::uint32_t>*)>&
+        emit);
+
 class WordPieceTokenizer {
  public:
   // Parses tokenizer.json text. Throws Error(corrupt_input) naming `path` when it is not a
@@ -38,6 +46,11 @@ class WordPieceTokenizer {
   // The token strings (for tests and diagnostics).
   std::vector<std::string> tokenize(std::string_view text) const;
   std::size_t count_tokens(std::string_view text) const;
+  // The byte range in `text` of each token encode() gives, in order (core::Tokenizer::spans):
+  // a piece covers the characters it came from, an added token its own bytes, [UNK] its word.
+  // Pieces of one character ("ǅ" may be two) share it: the later ones are empty at its end.
+  void spans(std::string_view text,
+             std::vector<std::pair<std::uint32_t, std::uint32_t>>& out) const;
 
   std::int32_t unk_id() const { return unk_id_; }
   // The id of a vocabulary entry (e.g. "[CLS]"); -1 when absent.

@@ -1,0 +1,14 @@
+#include "lifecycle/chunking.h"
+
+namespace quarry::lifecycle {
+
+chunk::ChunkOptions chunk_options(const KbConfig& c) {
+  chunk::ChunkOptions o;
+  o.profile = c.chunking.profile;
+  o.max_tokens = c.chunking.effective_max_tokens();
+  o.overlap_tokens = c.chunking.effective_overlap_tokens();
+  o.max_chunks = c.limits.max_chunks_per_document;
+  return o;
+}
+
+}  // namespace quarry::lifecycle
