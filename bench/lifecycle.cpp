@@ -1,13 +1,14 @@
 // quarry-bench lifecycle [--dataset DIR] [--embedder all|static:glove-100d|hash:256]
 //                        [--workers N] [--repeats 3] [--batch-chunks 256]
-//                        [--work-dir /tmp/quarry-lifecycle]
+//                        [--work-dir /tmp/quarry-lifecycle] [--duty 0.25] [--only latency]
 //
 // What the index lifecycle (SPEC §7) costs, through the public Engine API only:
 //   1. re-embed sweep: the corpus is ingested (keyword index only, vectors pending) and
 //      Engine::reindex is timed from an empty embedding cache, per provider and worker count;
 //   2. vector query latency while a blue-green build (hash:256 -> hash:192) is swept by the
 //      background Indexer (the server's, with its own Engine) on the same data directory,
-//      against the same queries with no sweep running;
+//      against the same queries with no sweep running (the Indexer paces itself while the
+//      queries run: --duty, IndexerOptions::foreground_duty; 1 turns pacing off);
 //   3. the cost of an edit: one paragraph of a 100-chunk document changed, then reindex.
 // Each data directory is a copy of a template made once per provider, so every timed sweep
 // starts from the same pending state and an empty cache. Medians over --repeats are shown.
@@ -115,6 +116,7 @@ Sweep time_sweep(const fs::path& tpl, const fs::path& dir, const std::string& pr
 
 struct Latency {
   std::vector<double> idle, during;  // pooled over the repeats
+  std::vector<double> staged;        // after `kb set`, before the sweep starts (no sweep)
   double sweep_s = 0;                // of the last repeat
   int errors = 0;
   ReindexReport report;  // of the last repeat
@@ -122,7 +124,7 @@ struct Latency {
 
 // Vector top-10 latency over the queries, idle, then while the Indexer sweeps a blue-green
 // build (workers 1: the machine has 2 cores, one for the sweep and one for the queries).
-void sweep_latency(const fs::path& dir, const std::vector<Query>& qs, Latency& L) {
+void sweep_latency(const fs::path& dir, const std::vector<Query>& qs, double duty, Latency& L) {
   auto a = open_engine(dir);
   SearchRequest req;
   req.kb = kKb;
@@ -145,11 +147,20 @@ void sweep_latency(const fs::path& dir, const std::vector<Query>& qs, Latency& L
     }
 
   a->set_kb(kKb, {{"embedder.provider", "hash:192"}});  // serving stays hash:256 until cut-over
+  // The same queries with the build planned but no sweep running: what the KB's state alone
+  // costs, apart from the sweep's work.
+  for (int pass = 0; pass < 2; ++pass)
+    for (const auto& q : qs) {
+      auto t0 = Clock::now();
+      ask(q);
+      L.staged.push_back(elapsed_ms(t0));
+    }
   // The sweep runs as the server runs it: quarry::Indexer, its own Engine and thread (at its
   // default niceness), which reconciles the KB as it starts, so the build begins at once.
   IndexerOptions io;
   io.engine = {dir.string(), "bench", "library", 60000};
   io.workers = 1;
+  io.foreground_duty = duty;
   const auto t0 = Clock::now();
   auto indexer = Indexer::start(io);
   for (std::size_t i = 0; !indexer->wait_idle(std::chrono::milliseconds(0)); ++i) {
@@ -223,6 +234,8 @@ int run_lifecycle(const Args& args) {
       static_cast<int>(args.num("batch-chunks", ReindexOptions{}.batch_chunks));
   std::vector<std::string> providers = {"static:glove-100d", "hash:256"};
   if (which != "all") providers = {which};
+  const double duty = args.num("duty", IndexerOptions{}.foreground_duty);
+  const bool latency_only = args.get("only", "") == "latency";
   std::vector<int> workers = {1, 2};
   if (args.kv.count("workers")) workers = {static_cast<int>(args.num("workers", 1))};
   fs::create_directories(work);
@@ -230,7 +243,7 @@ int run_lifecycle(const Args& args) {
 
   // 1. Re-embed sweep throughput, empty cache each run.
   std::vector<Sweep> sweeps;
-  for (const auto& p : providers) {
+  for (const auto& p : latency_only ? std::vector<std::string>{} : providers) {
     fs::path tpl = corpus_template(work, ds, p, ingest);
     for (int w : workers)
       sweeps.push_back(time_sweep(tpl, work / "sweep", p, w, batch_chunks, repeats));
@@ -243,12 +256,13 @@ int run_lifecycle(const Args& args) {
   Latency lat;
   for (int r = 0; r < repeats; ++r) {
     copy_fresh(work / "latency-base", work / "latency");
-    sweep_latency(work / "latency", ds.queries, lat);
+    sweep_latency(work / "latency", ds.queries, duty, lat);
   }
 
   // 3. Cost of editing one paragraph of a 100-chunk document.
   std::vector<EditCost> edits;
-  for (const auto& p : providers) edits.push_back(edit_cost(work / "edit", p, 5));
+  if (!latency_only)
+    for (const auto& p : providers) edits.push_back(edit_cost(work / "edit", p, 5));
 
   std::printf(
       "lifecycle: %s (%zu docs, %zu queries); median of %d sweeps, empty cache each, "
@@ -279,13 +293,16 @@ int run_lifecycle(const Args& args) {
   const double i50 = percentile(lat.idle, 50), i99 = percentile(lat.idle, 99);
   const double d50 = percentile(lat.during, 50), d99 = percentile(lat.during, 99);
   std::printf(
-      "\nvector top-10 (hash:256 serving) while the background Indexer (nice 10) sweeps the blue-green build to "
-      "hash:192 with workers 1 (2-core machine); %d rounds pooled, last sweep %.2f s, %lld docs, "
-      "cut over: %s\n\n",
-      repeats, lat.sweep_s, static_cast<long long>(lat.report.documents),
-      lat.report.cut_over ? "yes" : "no");
+      "\nvector top-10 (hash:256 serving) while the background Indexer (nice 10) sweeps the "
+      "blue-green build to "
+      "hash:192 with workers 1 (2-core machine), duty %.2f; %d rounds pooled, last sweep %.2f s "
+      "(rested %.2f s), %lld docs, cut over: %s\n\n",
+      duty, repeats, lat.sweep_s, lat.report.rested_ms / 1000,
+      static_cast<long long>(lat.report.documents), lat.report.cut_over ? "yes" : "no");
   std::printf("| | queries | p50 ms | p99 ms |\n|---|---:|---:|---:|\n");
   std::printf("| idle | %zu | %.3f | %.3f |\n", lat.idle.size(), i50, i99);
+  std::printf("| build planned, no sweep yet | %zu | %.3f | %.3f |\n", lat.staged.size(),
+              percentile(lat.staged, 50), percentile(lat.staged, 99));
   std::printf("| during sweep | %zu | %.3f | %.3f |\n", lat.during.size(), d50, d99);
   std::printf("| ratio (target <= 1.5) | | %.2f | %.2f |\n", d50 / i50, d99 / i99);
   if (lat.errors)
@@ -327,7 +344,10 @@ int run_lifecycle(const Args& args) {
                 {"during_p50_ms", d50},
                 {"during_p99_ms", d99},
                 {"ratio_p50", d50 / i50},
-                {"ratio_p99", d99 / i99}}},
+                {"ratio_p99", d99 / i99},
+                {"duty", duty},
+                {"sweep_s", lat.sweep_s},
+                {"rested_s", lat.report.rested_ms / 1000}}},
               {"edits", jedits}};
   std::cout << "\n" << out.dump() << "\n";
   return 0;

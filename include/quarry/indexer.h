@@ -24,6 +24,9 @@ struct IndexerOptions {
   // Niceness of the indexer's threads (Linux sets it per thread; its workers inherit it):
   // background embedding yields the CPU to queries. 0 leaves it as is.
   int nice = 10;
+  // The share of the time a sweep may work while the process answers searches
+  // (ReindexOptions::foreground_duty); 1 turns pacing off.
+  double foreground_duty = 0.25;
 };
 
 // What the indexer knows of one KB.

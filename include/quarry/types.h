@@ -210,6 +210,10 @@ struct ReindexOptions {
   int batch_chunks = 256;                     // chunks per provider call
   std::int64_t max_documents = -1;            // stop after this many (-1: all)
   bool collect_previous = true;               // drop the revision the last cut-over left
+  // While this process answers searches (one running or one in the last 100 ms), the sweep
+  // works at most this share of the time, resting after each page, so that queries keep their
+  // latency (docs/lifecycle.md). 1: never rests.
+  double foreground_duty = 1.0;
 };
 
 struct ReindexReport {
@@ -229,6 +233,7 @@ struct ReindexReport {
   std::string error_code;  // why the sweep stopped early (a retryable provider failure...)
   std::string error_message;
   double took_ms = 0;
+  double rested_ms = 0;  // of took_ms, spent resting for this process's searches
 };
 
 // What `migrate_store` did (SPEC §6): vectors of the serving revision copied, not re-embedded.

@@ -49,6 +49,11 @@ void add_serve_command(CLI::App& app, Globals& g, int& /*exit_code*/) {
   serve->add_option("--read-timeout", a->o.read_timeout_s, "Seconds a client has to send a request")
       ->check(CLI::Range(1, 3600));
   serve->add_flag("--no-indexer", a->no_indexer, "Do not embed pending vectors in the background");
+  serve
+      ->add_option("--index-duty", a->o.index_duty,
+                   "Share of the time background embedding works while searches are answered "
+                   "(1: no pacing)")
+      ->check(CLI::Range(0.05, 1.0));
   serve->add_flag("--no-mcp", a->no_mcp, "Do not serve MCP at /mcp");
   serve->add_flag("--no-pump", a->no_pump,
                   "Do not run pump use cases as triggers (events, cron, re-pokes) queue them");

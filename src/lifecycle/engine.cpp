@@ -15,6 +15,7 @@
 #include "core/filter.h"
 #include "core/kb_config.h"
 #include "core/util.h"
+#include "lifecycle/foreground.h"
 #include "lifecycle/ingest.h"
 #include "lifecycle/layout.h"
 #include "lifecycle/migrate.h"
@@ -557,6 +558,7 @@ class EngineImpl final : public Engine {
 };
 
 SearchResponse EngineImpl::search(const SearchRequest& r) {
+  lifecycle::foreground::Query mark;  // background sweeps in this process make way
   auto t0 = std::chrono::steady_clock::now();
   KbConfig config = kb_config(r.kb);
   lifecycle::Retrieval rt{*cat_, layout_, *vectors_};
@@ -566,6 +568,7 @@ SearchResponse EngineImpl::search(const SearchRequest& r) {
 }
 
 GrepResponse EngineImpl::grep(const GrepRequest& r) {
+  lifecycle::foreground::Query mark;
   auto t0 = std::chrono::steady_clock::now();
   KbConfig config = kb_config(r.kb);
   lifecycle::Retrieval rt{*cat_, layout_, *vectors_};

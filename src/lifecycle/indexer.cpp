@@ -127,6 +127,7 @@ class IndexerImpl final : public Indexer {
     ReindexOptions o;
     o.cancel = &cancel_;
     o.workers = opts_.workers;
+    o.foreground_duty = opts_.foreground_duty;
     o.progress = [this, &kb](const ReindexProgress& p) {
       std::lock_guard lk(mu_);
       state_[kb].progress = p;

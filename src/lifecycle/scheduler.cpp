@@ -11,6 +11,7 @@
 #include "catalog/writer_lock.h"
 #include "core/kb_config.h"
 #include "embed/provider.h"
+#include "lifecycle/foreground.h"
 #include "quarry/error.h"
 
 using nlohmann::json;
@@ -222,6 +223,7 @@ bool Scheduler::build_revision(const std::string& kb, const catalog::RevisionRow
       report.cancelled = true;
       return false;
     }
+    const auto page_t0 = std::chrono::steady_clock::now();
     int limit = kPage;
     if (o.max_documents >= 0) {
       const auto left = o.max_documents - report.documents - report.failed;
@@ -295,6 +297,11 @@ bool Scheduler::build_revision(const std::string& kb, const catalog::RevisionRow
     p.eta_s = p.rate > 0 ? static_cast<double>(p.total - p.done) / p.rate : 0;
     if (o.progress) o.progress(p);
     if (progressed == 0) return false;  // every document changed under us: next sweep
+    // Queries in this process come first: rest so that the sweep works its duty share only.
+    if (o.foreground_duty > 0 && o.foreground_duty < 1 &&
+        foreground::busy(std::chrono::milliseconds(100)))
+      report.rested_ms +=
+          1000 * foreground::rest(seconds_since(page_t0) * (1 / o.foreground_duty - 1), o.cancel);
   }
 }
 

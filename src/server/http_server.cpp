@@ -232,6 +232,7 @@ class HttpServerImpl final : public HttpServer {
       io.engine = base;
       io.engine.surface = "server";
       io.engine.actor = "indexer";
+      io.foreground_duty = o.index_duty;
       state_->indexer = nullptr;
       indexer_ = Indexer::start(io);
       state_->indexer = indexer_.get();

@@ -24,8 +24,10 @@ struct ServeOptions {
   int read_timeout_s = 30;  // a client must send its request within this
   int write_timeout_s = 30;
   bool indexer = true;  // embed pending vectors in the background
-  bool pump = true;     // run the pump's triggered use cases (events, cron, re-pokes)
-  bool mcp = true;      // serve /mcp
+  // The share of the time the indexer works while requests are answered (docs/lifecycle.md).
+  double index_duty = 0.25;
+  bool pump = true;  // run the pump's triggered use cases (events, cron, re-pokes)
+  bool mcp = true;   // serve /mcp
   bool mcp_read_only = false;
 };
 

@@ -198,7 +198,8 @@ json to_json(const ReindexReport& r) {
             {"orphans", r.orphans},
             {"cancelled", r.cancelled},
             {"cut_over", r.cut_over},
-            {"took_ms", r.took_ms}};
+            {"took_ms", r.took_ms},
+            {"rested_ms", r.rested_ms}};
   if (!r.error_code.empty()) j["error"] = {{"code", r.error_code}, {"message", r.error_message}};
   return j;
 }

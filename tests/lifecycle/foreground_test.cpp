@@ -1,0 +1,75 @@
+// Background sweeps make way for this process's searches (docs/lifecycle.md, "Background work
+// yields to queries"): while a search runs, or ended a moment ago, a sweep with a duty under 1
+// rests after each page, and says how long in its report; without searches, or with duty 1, it
+// never rests. Either way every document is embedded.
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "engine_fixture.h"
+#include "lifecycle/foreground.h"
+
+namespace quarry::lifecycle::testing_support {
+namespace {
+
+class Foreground : public EngineTest {
+ protected:
+  // A KB of 150 small documents: three pages of the sweep.
+  void make_kb(const std::string& kb) {
+    engine->create_kb(kb, R"({"embedder": "hash:64"})");
+    for (int i = 0; i < 150; ++i)
+      add(kb, "d" + std::to_string(i) + ".md",
+          "Document " + std::to_string(i) + " about pumps, valves and pressure number " +
+              std::to_string(i * 7) + ".");
+  }
+  ReindexReport sweep(const std::string& kb, double duty) {
+    ReindexOptions o;
+    o.foreground_duty = duty;
+    auto r = engine->reindex(kb, o);
+    EXPECT_EQ(r.error_code, "") << r.error_message;
+    EXPECT_EQ(r.documents, 150);
+    EXPECT_EQ(r.pending, 0);
+    return r;
+  }
+};
+
+TEST_F(Foreground, ASweepRestsWhileASearchRunsAndOnlyThen) {
+  make_kb("busy");
+  make_kb("quiet");
+  make_kb("unpaced");
+  {
+    foreground::Query searching;  // as a search in another thread of this process would
+    EXPECT_TRUE(foreground::busy(std::chrono::milliseconds(100)));
+    EXPECT_GT(sweep("busy", 0.5).rested_ms, 0);
+    EXPECT_EQ(sweep("unpaced", 1.0).rested_ms, 0);  // duty 1: pacing off
+  }
+  EXPECT_TRUE(foreground::busy(std::chrono::seconds(60)));  // one ended just now
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  EXPECT_FALSE(foreground::busy(std::chrono::milliseconds(100)));
+  EXPECT_EQ(sweep("quiet", 0.5).rested_ms, 0);  // nobody searching: flat out
+}
+
+TEST_F(Foreground, SearchesMarkThemselves) {
+  engine->create_kb("k", "{}");
+  add("k", "a.md", "pumps and valves");
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  ASSERT_FALSE(foreground::busy(std::chrono::milliseconds(100)));
+  search("k", "pumps");
+  EXPECT_TRUE(foreground::busy(std::chrono::seconds(60)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  GrepRequest g;
+  g.kb = "k";
+  g.pattern = "valves";
+  engine->grep(g);
+  EXPECT_TRUE(foreground::busy(std::chrono::seconds(60)));
+}
+
+TEST_F(Foreground, ARestEndsWhenTheSweepIsCancelled) {
+  std::atomic<bool> cancel{true};
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_LT(foreground::rest(1.5, &cancel), 0.5);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+}
+
+}  // namespace
+}  // namespace quarry::lifecycle::testing_support
