@@ -319,8 +319,9 @@ std::string config_revision(const KbConfig& c, const std::string& tokenizer) {
   return sha256_hex(parts.dump()).substr(0, 16);
 }
 
-std::string revision(const KbConfig& c, const std::string& embedder_identity) {
-  return sha256_hex(config_revision(c) + "|" + embedder_identity).substr(0, 16);
+std::string revision(const KbConfig& c, const std::string& embedder_identity,
+                     const std::string& tokenizer) {
+  return sha256_hex(config_revision(c, tokenizer) + "|" + embedder_identity).substr(0, 16);
 }
 
 }  // namespace quarry::core

@@ -29,7 +29,9 @@ KbConfig kb_config_set(const KbConfig& c, const std::string& dotted_key, const s
 // `tokenizer` names the model tokenizer and input limit chunks were counted with ("" for the
 // approximation: the revisions of KBs without one did not change when model tokenizers came).
 std::string config_revision(const KbConfig& c, const std::string& tokenizer = "");
-std::string revision(const KbConfig& c, const std::string& embedder_identity);
+// `tokenizer` as for config_revision: the chunks a vector was made from are part of its revision.
+std::string revision(const KbConfig& c, const std::string& embedder_identity,
+                     const std::string& tokenizer = "");
 
 // Cross-field checks (overlap <= max/2, budgets refused under `none`, ...).
 void validate_kb_config(const KbConfig& c);

@@ -27,6 +27,12 @@ struct ModelTokenizer {
   int max_tokens = 0;  // text tokens one input holds: the model's limit less what it adds
 };
 
+// The chunking revision's part that names a model tokenizer and its limit (core::config_revision):
+// "" for none, so that KBs chunked by the approximation keep their revisions.
+inline std::string chunking_key(const ModelTokenizer& t) {
+  return t.tokenizer ? t.tokenizer->id() + "/" + std::to_string(t.max_tokens) : "";
+}
+
 struct Availability {
   bool ok = true;
   std::string reason;  // when !ok: what is wrong and what to do, e.g. "model file ... missing"

@@ -298,7 +298,9 @@ bool Scheduler::build_revision(const std::string& kb, const catalog::RevisionRow
     if (o.progress) o.progress(p);
     if (progressed == 0) return false;  // every document changed under us: next sweep
     // Queries in this process come first: rest so that the sweep works its duty share only.
+    // (A short page was the last one: no rest before the cut-over.)
     if (o.foreground_duty > 0 && o.foreground_duty < 1 &&
+        pending.size() == static_cast<std::size_t>(limit) &&
         foreground::busy(std::chrono::milliseconds(100)))
       report.rested_ms +=
           1000 * foreground::rest(seconds_since(page_t0) * (1 / o.foreground_duty - 1), o.cancel);

@@ -98,11 +98,14 @@ KbVectors& Vectors::for_kb(const std::string& kb, const KbConfig& config) {
                   {{"field", "store.embedding_mode"}});
     v->model = v->provider->identity();
     auto tokens = v->provider->model_tokenizer();
+    v->tokenizer_key = embed::chunking_key(tokens);
     v->tokenizer = std::move(tokens.tokenizer);
     v->token_limit = v->tokenizer ? tokens.max_tokens : 0;
     v->scope.kb = kb;
     v->scope.dimensions = v->provider->dimensions();
-    v->scope.revision = core::revision(config, v->model);
+    // Vectors of chunks cut another way are another revision (a bert KB made before chunks were
+    // counted in its model's tokens gets rebuilt, blue-green).
+    v->scope.revision = core::revision(config, v->model, v->tokenizer_key);
   }
   return *kbs_.emplace(key, std::move(v)).first->second;
 }
@@ -116,8 +119,7 @@ KbVectors& Vectors::serving(const std::string& kb, const KbConfig& config) {
 }
 
 std::string chunking_revision(const KbVectors& v, const KbConfig& config) {
-  return core::config_revision(
-      config, v.tokenizer ? v.tokenizer->id() + "/" + std::to_string(v.token_limit) : "");
+  return core::config_revision(config, v.tokenizer_key);
 }
 
 catalog::RevisionRow Vectors::row_for(const KbVectors& v, const KbConfig& config,

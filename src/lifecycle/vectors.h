@@ -41,6 +41,7 @@ struct KbVectors {
   // resolved (null: none, or not loadable then; chunks are counted by the approximation).
   std::shared_ptr<const core::Tokenizer> tokenizer;
   int token_limit = 0;
+  std::string tokenizer_key;  // embed::chunking_key of the two: part of both revisions
 
   bool usable() const { return provider && store && unavailable.empty(); }
   search::VectorSource source() const { return {provider.get(), store, &scope}; }

@@ -199,7 +199,8 @@ std::vector<UseCaseStatus> Pump::list() {
     }
     std::string why;
     if (auto p = providers_->get(row.embedder, &why))
-      st.revision = revision(config_of(row), p->identity());
+      st.revision =
+          revision(config_of(row), p->identity(), embed::chunking_key(p->model_tokenizer()));
     else
       st.model_error = why;
     st.row = std::move(row);
@@ -266,7 +267,8 @@ RunResult Pump::run_leased(const UseCase& uc, const catalog::PumpUseCaseRow& row
   RunResult res;
   res.status = "ok";
   res.use_case = uc.name;
-  res.revision = revision(uc, provider->identity());
+  res.revision =
+      revision(uc, provider->identity(), embed::chunking_key(provider->model_tokenizer()));
   // Budgets in the model's own tokens, within its input, when it has a tokenizer (SPEC §3);
   // the provider's identity names that tokenizer, so the revision covers it.
   const auto approx = chunk::make_approx_tokenizer();
@@ -492,7 +494,8 @@ EmbedResult Pump::embed(const std::string& name, const std::string& text) {
   EmbedResult r;
   r.embedding = provider->embed_query(text);  // exactly as sent: no trimming
   cat_.add_pump_usage(name, core::now_ms(), {1}, "embed");
-  r.revision = revision(config_of(*row), provider->identity());
+  r.revision = revision(config_of(*row), provider->identity(),
+                        embed::chunking_key(provider->model_tokenizer()));
   return r;
 }
 

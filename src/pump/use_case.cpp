@@ -228,11 +228,12 @@ std::string config_revision(const UseCase& uc) {
   return core::config_revision(c);
 }
 
-std::string revision(const UseCase& uc, const std::string& embedder_identity) {
+std::string revision(const UseCase& uc, const std::string& embedder_identity,
+                     const std::string& tokenizer) {
   KbConfig c;
   c.chunking = uc.chunking;
   c.revision = uc.revision;
-  return core::revision(c, embedder_identity);
+  return core::revision(c, embedder_identity, tokenizer);
 }
 
 }  // namespace quarry::pump

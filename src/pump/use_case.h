@@ -63,7 +63,9 @@ UseCase load_use_case_file(const std::string& path);
 // itself with the embedder's identity: computed as for a KB (core/kb_config.h), so the same
 // settings hash the same.
 std::string config_revision(const UseCase& uc);
-std::string revision(const UseCase& uc, const std::string& embedder_identity);
+// `tokenizer`: embed::chunking_key of the embedder (chunks counted in its model's tokens).
+std::string revision(const UseCase& uc, const std::string& embedder_identity,
+                     const std::string& tokenizer = "");
 
 // Five cron fields, each `*`, a number, a range a-b, a list, or a step (*/n, a-b/n), in range
 // for its position (minute 0-59, hour 0-23, day 1-31, month 1-12, weekday 0-7).

@@ -79,6 +79,10 @@ TEST_F(ModelChunking, ChunksAreCutInTheModelsTokensWithinItsInput) {
   const KbInfo info = engine->describe_kb("b");
   EXPECT_NE(info.config_revision, core::config_revision(info.config));
   EXPECT_EQ(catalog()->find_document("b", doc)->chunking, info.config_revision);
+  // So does the vector revision: vectors of chunks cut another way are another revision.
+  EXPECT_EQ(info.revision, core::revision(info.config, model->identity(),
+                                          embed::chunking_key(model->model_tokenizer())));
+  EXPECT_NE(info.revision, core::revision(info.config, model->identity()));
 
   auto sweep = engine->reindex("b", {});
   EXPECT_EQ(sweep.documents, 1);
@@ -86,7 +90,15 @@ TEST_F(ModelChunking, ChunksAreCutInTheModelsTokensWithinItsInput) {
   EXPECT_EQ(engine->describe_kb("b").index_status.vector, "ready");
   // An edit is cut the same way.
   engine->edit_document("b", doc, md + md);
-  EXPECT_GE(expect_chunks_fit("b", doc), 2 * n - 1);
+  const std::size_t edited = expect_chunks_fit("b", doc);
+  EXPECT_GE(edited, 2 * n - 1);
+  EXPECT_EQ(engine->reindex("b", {}).documents, 1);
+  // A setting outside the revision changes nothing: no re-cut, nothing to embed.
+  engine->set_kb("b", {{"limits.max_upload_bytes", "1000000"}});
+  EXPECT_EQ(engine->reindex("b", {}).documents, 0);
+  EXPECT_EQ(catalog()->chunks_of("b", doc).size(), edited);
+  EXPECT_EQ(catalog()->find_document("b", doc)->chunking, engine->describe_kb("b").config_revision);
+  EXPECT_EQ(engine->get_document("b", doc).index_status.vector, "ready");
 }
 
 TEST_F(ModelChunking, SwitchingToTheModelRecutsTheDocuments) {
