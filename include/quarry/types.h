@@ -82,6 +82,11 @@ struct KbInfo {
   std::string revision;         // SPEC §1: chunking + counter + embedder identity
   std::string config_revision;  // the chunking half alone
   VectorIndexInfo vectors;      // empty without an embedder
+  // How documents are cut now: the budgets in use (the config's, capped at the embedding
+  // model's input) and the tokenizer they are counted with (SPEC §3).
+  int chunk_max_tokens = 0;
+  int chunk_overlap_tokens = 0;
+  std::string chunk_tokenizer;
 };
 
 struct Hit {

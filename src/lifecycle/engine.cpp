@@ -448,7 +448,11 @@ class EngineImpl final : public Engine {
     i.index_status = scope_status(st.documents > 0);
     i.index_status.vector = vectors_->kb_status(kb.name, i.config);
     auto& v = vectors_->for_kb(kb.name, i.config);
-    i.config_revision = lifecycle::chunking_revision(v, i.config);
+    const lifecycle::Chunking chunking = vectors_->chunking(kb.name, i.config);
+    i.config_revision = chunking.revision;
+    i.chunk_max_tokens = chunking.options.max_tokens;
+    i.chunk_overlap_tokens = chunking.options.overlap_tokens;
+    i.chunk_tokenizer = chunking.tokenizer->id();
     i.revision = v.provider ? v.scope.revision : core::revision(i.config, "");
     i.vectors = vectors_->kb_info(kb.name, i.config);
     return i;

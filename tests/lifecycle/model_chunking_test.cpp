@@ -83,6 +83,10 @@ TEST_F(ModelChunking, ChunksAreCutInTheModelsTokensWithinItsInput) {
   EXPECT_EQ(info.revision, core::revision(info.config, model->identity(),
                                           embed::chunking_key(model->model_tokenizer())));
   EXPECT_NE(info.revision, core::revision(info.config, model->identity()));
+  // describe says what chunking uses: the model's tokenizer and its capped budget.
+  EXPECT_EQ(info.chunk_tokenizer, tokens.tokenizer->id());
+  EXPECT_EQ(info.chunk_max_tokens, kMaxPositions - 2);
+  EXPECT_EQ(info.chunk_overlap_tokens, (kMaxPositions - 2) / 2);  // 64, capped at half
 
   auto sweep = engine->reindex("b", {});
   EXPECT_EQ(sweep.documents, 1);
@@ -105,6 +109,8 @@ TEST_F(ModelChunking, SwitchingToTheModelRecutsTheDocuments) {
   engine->create_kb("k", json{{"embedder", "hash:64"}, {"chunking", {{"max_tokens", 512}}}}.dump());
   const std::string doc = add("k", "pumps.md", long_document()).doc_id;
   ASSERT_EQ(catalog()->chunks_of("k", doc).size(), 1u);  // approximate tokens: it fits whole
+  EXPECT_EQ(engine->describe_kb("k").chunk_tokenizer, "approx-wordpiece-v1");
+  EXPECT_EQ(engine->describe_kb("k").chunk_max_tokens, 512);
   EXPECT_EQ(engine->reindex("k", {}).documents, 1);
 
   engine->set_kb("k", {{"embedder.provider", spec()}});
@@ -114,6 +120,7 @@ TEST_F(ModelChunking, SwitchingToTheModelRecutsTheDocuments) {
   EXPECT_TRUE(sweep.cut_over);
   EXPECT_EQ(engine->describe_kb("k").index_status.vector, "ready");
   EXPECT_GT(expect_chunks_fit("k", doc), 10u);
+  EXPECT_EQ(engine->describe_kb("k").chunk_max_tokens, kMaxPositions - 2);
   EXPECT_EQ(catalog()->find_document("k", doc)->chunking, engine->describe_kb("k").config_revision);
 }
 
