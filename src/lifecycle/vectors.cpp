@@ -78,13 +78,24 @@ KbVectors& Vectors::for_kb(const std::string& kb, const KbConfig& config) {
   auto it = kbs_.find(key);
   if (it != kbs_.end()) return *it->second;
   auto v = std::make_unique<KbVectors>();
-  auto sel = embed::select_provider(embed::ProviderRegistry::builtin(), config.embedder.provider,
-                                    json::parse(config.embedder.settings_json), "",
-                                    provider_context(data_dir_));
-  v->provider = std::shared_ptr<embed::EmbeddingProvider>(std::move(sel.provider));
-  if (!v->provider) {
-    v->unavailable = sel.reason.empty() ? "no embedding provider is configured" : sel.reason;
+  // One provider per embedder setting, shared by every config that names it: a serving
+  // snapshot and the current config often differ in chunking only, and a local model's
+  // weights should be loaded once.
+  const std::string provider_key = config.embedder.provider + "|" + config.embedder.settings_json +
+                                   "|" + env_or("QUARRY_EMBEDDING_PROVIDER", "");
+  if (auto p = providers_.find(provider_key); p != providers_.end()) {
+    v->provider = p->second;
   } else {
+    auto sel = embed::select_provider(embed::ProviderRegistry::builtin(), config.embedder.provider,
+                                      json::parse(config.embedder.settings_json), "",
+                                      provider_context(data_dir_));
+    v->provider = std::shared_ptr<embed::EmbeddingProvider>(std::move(sel.provider));
+    if (v->provider)
+      providers_.emplace(provider_key, v->provider);
+    else
+      v->unavailable = sel.reason.empty() ? "no embedding provider is configured" : sel.reason;
+  }
+  if (v->provider) {
     auto a = v->provider->is_available();
     if (!a.ok) v->unavailable = a.reason;
     const std::string mode = config.store.embedding_mode.empty()

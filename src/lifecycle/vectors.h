@@ -127,8 +127,9 @@ class Vectors {
   std::string data_dir_;
   catalog::Catalog& cat_;
   std::unique_ptr<chunk::Tokenizer> approx_;  // for KBs whose embedder has no tokenizer
-  std::map<std::string, std::unique_ptr<store::VectorStore>> stores_;  // by id + settings
-  std::map<std::string, std::unique_ptr<KbVectors>> kbs_;              // by kb + config
+  std::map<std::string, std::unique_ptr<store::VectorStore>> stores_;           // by id + settings
+  std::map<std::string, std::unique_ptr<KbVectors>> kbs_;                       // by kb + config
+  std::map<std::string, std::shared_ptr<embed::EmbeddingProvider>> providers_;  // by embedder
   std::set<std::string> building_kbs_;
   std::set<std::string> in_flight_;  // document ids a sweep is embedding now
   struct CachedStatus {

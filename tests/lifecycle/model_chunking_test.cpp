@@ -10,6 +10,7 @@
 #include "embed/bert_fixture.h"
 #include "embed/provider.h"
 #include "engine_fixture.h"
+#include "lifecycle/vectors.h"
 
 namespace quarry::lifecycle::testing_support {
 namespace {
@@ -122,6 +123,23 @@ TEST_F(ModelChunking, SwitchingToTheModelRecutsTheDocuments) {
   EXPECT_GT(expect_chunks_fit("k", doc), 10u);
   EXPECT_EQ(engine->describe_kb("k").chunk_max_tokens, kMaxPositions - 2);
   EXPECT_EQ(catalog()->find_document("k", doc)->chunking, engine->describe_kb("k").config_revision);
+}
+
+// A serving snapshot and the current config that differ in chunking only use one provider (one
+// copy of a local model's weights); another embedder setting gets its own.
+TEST(VectorsProviders, ConfigsThatDifferOnlyInChunkingShareOneProvider) {
+  quarry::testing::TempDir d;
+  auto cat = catalog::Catalog::open((d / "catalog.db").string());
+  Vectors vectors(d.path().string(), *cat);
+  KbConfig a;
+  a.embedder.provider = "hash:64";
+  KbConfig b = a;
+  b.chunking.max_tokens = 128;
+  KbConfig c = a;
+  c.embedder.provider = "hash:32";
+  EXPECT_NE(&vectors.for_kb("k", a), &vectors.for_kb("k", b));
+  EXPECT_EQ(vectors.for_kb("k", a).provider.get(), vectors.for_kb("k", b).provider.get());
+  EXPECT_NE(vectors.for_kb("k", a).provider.get(), vectors.for_kb("k", c).provider.get());
 }
 
 }  // namespace
