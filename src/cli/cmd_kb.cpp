@@ -37,12 +37,8 @@ void print_kb_human(const KbInfo& k) {
   for (std::size_t i = 0; i < c.modes.size(); ++i) std::cout << (i ? ", " : "") << c.modes[i];
   std::cout << "\n  chunking: " << c.chunking.profile;
   if (c.chunking.profile != "none")
-    std::cout << " (max_tokens "
-              << (k.chunk_max_tokens > 0 ? k.chunk_max_tokens : c.chunking.effective_max_tokens())
-              << ", overlap "
-              << (k.chunk_max_tokens > 0 ? k.chunk_overlap_tokens
-                                         : c.chunking.effective_overlap_tokens())
-              << (k.chunk_tokenizer.empty() ? "" : ", tokens: " + k.chunk_tokenizer) << ")";
+    std::cout << " (max_tokens " << k.chunk_max_tokens << ", overlap " << k.chunk_overlap_tokens
+              << ", tokens: " << k.chunk_tokenizer << ")";
   std::cout << "\n";
   if (!c.subjects.keys.empty()) {
     std::cout << "  subjects (" << c.subjects.rule << "): ";

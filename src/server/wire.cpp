@@ -31,12 +31,9 @@ static json metadata(const std::string& text) {
 json to_json(const KbInfo& k) {
   json cfg = json::parse(k.config_json);
   // What chunking uses: the config's budgets, capped at the embedding model's input.
-  cfg["chunking"]["effective_max_tokens"] =
-      k.chunk_max_tokens > 0 ? k.chunk_max_tokens : k.config.chunking.effective_max_tokens();
-  cfg["chunking"]["effective_overlap_tokens"] = k.chunk_max_tokens > 0
-                                                    ? k.chunk_overlap_tokens
-                                                    : k.config.chunking.effective_overlap_tokens();
-  if (!k.chunk_tokenizer.empty()) cfg["chunking"]["tokenizer"] = k.chunk_tokenizer;
+  cfg["chunking"]["effective_max_tokens"] = k.chunk_max_tokens;
+  cfg["chunking"]["effective_overlap_tokens"] = k.chunk_overlap_tokens;
+  cfg["chunking"]["tokenizer"] = k.chunk_tokenizer;
   if (k.config.chunking.profile == "none") {
     cfg["chunking"].erase("effective_max_tokens");
     cfg["chunking"].erase("effective_overlap_tokens");
