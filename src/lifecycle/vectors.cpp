@@ -33,6 +33,11 @@ bool may_have_vectors(const KbConfig& config) {
   return !config.embedder.provider.empty() || std::getenv("QUARRY_EMBEDDING_PROVIDER") != nullptr;
 }
 
+// The chunking revision of `config` with `v`'s tokenizer (revisions.config_revision).
+std::string chunking_revision(const KbVectors& v, const KbConfig& config) {
+  return core::config_revision(config, v.tokenizer_key);
+}
+
 KbConfig parse_snapshot(const std::string& text) {
   return core::kb_config_from_json(json::parse(text));
 }
@@ -127,10 +132,6 @@ KbVectors& Vectors::serving(const std::string& kb, const KbConfig& config) {
   KbVectors& current = for_kb(kb, config);
   if (current.provider && current.scope.revision == s->revision) return current;
   return for_kb(kb, parse_snapshot(s->config_json));
-}
-
-std::string chunking_revision(const KbVectors& v, const KbConfig& config) {
-  return core::config_revision(config, v.tokenizer_key);
 }
 
 catalog::RevisionRow Vectors::row_for(const KbVectors& v, const KbConfig& config,

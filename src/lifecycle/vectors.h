@@ -47,9 +47,6 @@ struct KbVectors {
   search::VectorSource source() const { return {provider.get(), store, &scope}; }
 };
 
-// The chunking revision of `config` with `v`'s tokenizer (revisions.config_revision).
-std::string chunking_revision(const KbVectors& v, const KbConfig& config);
-
 // The KB's revisions after plan(): what serves, what builds.
 struct RevisionPlan {
   std::optional<catalog::RevisionRow> serving;
