@@ -95,6 +95,12 @@ void Transaction::commit() {
 }
 
 sqlite3* open_wal_database(const std::string& path, const std::string& what) {
+  // Before SQLite's first use in the process: no allocation statistics, which otherwise take
+  // one process-wide mutex around every allocation, so that a background sweep's connection
+  // and a search's contend on it (measured: docs/benchmarks.md). Refused harmlessly once
+  // SQLite is initialised.
+  static const int memstatus_off = sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+  (void)memstatus_off;
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(
       path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);

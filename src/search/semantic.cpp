@@ -42,33 +42,43 @@ std::vector<Hit> vector_candidates(const std::string& kb, const std::string& que
 
 void complete_hits(const catalog::Catalog& cat, const std::string& kb, const std::string& query,
                    std::vector<Hit>& hits, int top_k) {
-  std::vector<catalog::Catalog::ChunkKey> keys;
-  std::vector<std::size_t> at;
-  for (std::size_t i = 0; i < hits.size(); ++i)
-    if (hits[i].filename.empty()) {
-      keys.push_back({hits[i].doc_id, hits[i].chunk_index});
-      at.push_back(i);
-    }
+  // Candidates are loaded in order, only as many as can still be kept (plus a couple for
+  // collapsed siblings and stale vectors): a top 10 reads about 12 chunk rows, not all 30
+  // candidates. Those rows are most of a vector query's time.
+  constexpr std::size_t kSpare = 2;
+  const std::size_t want = static_cast<std::size_t>(std::max(top_k, 0));
   std::vector<bool> stale(hits.size(), false);
   std::vector<std::string> texts(hits.size());
-  auto rows = cat.load_chunks(kb, keys);
-  for (std::size_t j = 0; j < at.size(); ++j) {
-    Hit& h = hits[at[j]];
-    auto& r = rows[j];
-    if (!r.loaded || (!h.chunk_id.empty() && h.chunk_id != r.chunk.chunk_id)) {
-      stale[at[j]] = true;
-      continue;
-    }
-    std::string snippet = std::move(h.snippet);
-    texts[at[j]] = std::move(r.chunk.text);
-    h = make_hit(r, h.score, h.raw_score, h.metric);
-    h.snippet = std::move(snippet);
-  }
   std::vector<Hit> kept;
   std::vector<const std::string*> need;
   std::vector<std::size_t> need_at;
   std::unordered_set<std::string> parents;
-  for (std::size_t i = 0; i < hits.size() && static_cast<int>(kept.size()) < top_k; ++i) {
+  for (std::size_t i = 0, loaded = 0; i < hits.size() && kept.size() < want; ++i) {
+    if (i == loaded) {
+      loaded = std::min(hits.size(), i + (want - kept.size()) + kSpare);
+      std::vector<catalog::Catalog::ChunkKey> keys;
+      std::vector<std::size_t> at;
+      for (std::size_t j = i; j < loaded; ++j)
+        if (hits[j].filename.empty()) {
+          keys.push_back({hits[j].doc_id, hits[j].chunk_index});
+          at.push_back(j);
+        }
+      if (!keys.empty()) {
+        auto rows = cat.load_chunks(kb, keys);
+        for (std::size_t j = 0; j < at.size(); ++j) {
+          Hit& h = hits[at[j]];
+          auto& r = rows[j];
+          if (!r.loaded || (!h.chunk_id.empty() && h.chunk_id != r.chunk.chunk_id)) {
+            stale[at[j]] = true;
+            continue;
+          }
+          std::string snippet = std::move(h.snippet);
+          texts[at[j]] = std::move(r.chunk.text);
+          h = make_hit(r, h.score, h.raw_score, h.metric);
+          h.snippet = std::move(snippet);
+        }
+      }
+    }
     if (stale[i]) continue;
     if (hits[i].parent_chunk && !parents.insert(*hits[i].parent_chunk).second) continue;
     if (hits[i].snippet.empty() && !texts[i].empty()) {

@@ -1,6 +1,7 @@
 // Vector, hybrid and auto search through the Engine (SPEC §4–§6), end to end with the real
 // `hash` embedder and both the in-memory and the embedded store.
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "engine_fixture.h"
 
@@ -46,6 +47,27 @@ class EngineVectors : public EngineTest, public ::testing::WithParamInterface<st
     return engine->search(r);
   }
 };
+
+// Sibling windows of one oversize section count once. Candidates are completed a few at a time
+// (src/search/semantic.cpp), so when the first ones collapse the top is filled from further
+// down the list.
+TEST_P(EngineVectors, SiblingWindowsCollapseAndLaterCandidatesFillTheTop) {
+  make_kb("k", R"(, "chunking": {"max_tokens": 24, "overlap_tokens": 4})");
+  std::string big = "# Launch\n\n";
+  for (int i = 0; i < 12; ++i)
+    big +=
+        "Rockets burn kerosene and reach orbit after staging, flight " + std::to_string(i) + ". ";
+  const std::string rockets = add("k", "big.md", big, "a");
+  const std::string cats = add("k", "cats.md", kCats, "b");
+  const std::string bread = add("k", "bread.md", kBread, "c");
+  ASSERT_GE(engine->get_document("k", rockets).chunk_count, 7);  // more than a batch of 5
+  auto r = search("k", "rockets burn kerosene and reach orbit", "vector", 3);
+  ASSERT_EQ(r.hits.size(), 3u);
+  EXPECT_EQ(r.hits[0].doc_id, rockets);
+  std::set<std::string> docs;
+  for (const auto& h : r.hits) docs.insert(h.doc_id);
+  EXPECT_EQ(docs, (std::set<std::string>{rockets, cats, bread}));
+}
 
 TEST_P(EngineVectors, VectorSearchFindsTheNearestDocumentWithCosineScores) {
   make_kb("k");

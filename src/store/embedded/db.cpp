@@ -120,6 +120,9 @@ class Txn {
 };
 
 VectorDb::VectorDb(const std::string& path) {
+  // No allocation statistics (a process-wide mutex; see catalog/sqlite.cpp).
+  static const int memstatus_off = sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+  (void)memstatus_off;
   int rc =
       sqlite3_open_v2(path.c_str(), &db_,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
