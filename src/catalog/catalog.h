@@ -372,9 +372,13 @@ class Catalog {
   // Documents whose coordinates remain though the document is gone (their vectors must go).
   std::vector<std::string> orphaned_coordinates(const std::string& kb) const;
   // Up to `limit` documents of `kb` without coordinates for their current content under
-  // `revision` and not tombstoned for it, newest first.
+  // `revision` and not tombstoned for it, newest first. With `after`, only documents after it
+  // in that order (a sweep's cursor: each page starts where the last one ended instead of
+  // walking past every document already done, which made a sweep quadratic in the KB); with
+  // `updated_since` (ms), only documents written since then.
   std::vector<PendingDocument> pending_documents(const std::string& kb, const std::string& revision,
-                                                 int limit) const;
+                                                 int limit, const PendingDocument* after = nullptr,
+                                                 std::int64_t updated_since = -1) const;
   // Counts for the KB (or the documents matching `filter`): ready/failed under `revision`,
   // stale = not ready under `revision` but with current vectors under `older` ("" for none).
   // Cost is linear in the KB's documents: cache it on generations().

@@ -178,18 +178,24 @@ std::vector<std::string> Catalog::orphaned_coordinates(const std::string& kb) co
 }
 
 std::vector<PendingDocument> Catalog::pending_documents(const std::string& kb,
-                                                        const std::string& revision,
-                                                        int limit) const {
+                                                        const std::string& revision, int limit,
+                                                        const PendingDocument* after,
+                                                        std::int64_t updated_since) const {
   KbRow k = get_kb(kb);
+  // Both bounds are ranges of the index documents_by_recency (the row value included).
   Stmt s(db_,
-         "SELECT d.id, d.content_sha256, d.updated_at FROM documents d"
-         " WHERE d.kb_id = ?1"
-         " AND NOT EXISTS (SELECT 1 FROM coordinates c WHERE c.kb_id = ?1 AND c.revision = ?2"
-         "   AND c.doc_id = d.id AND c.content_sha256 = d.content_sha256)"
-         " AND NOT EXISTS (SELECT 1 FROM embed_failures f WHERE f.kb_id = ?1 AND"
-         "   f.revision = ?2 AND f.doc_id = d.id AND f.content_sha256 = d.content_sha256)"
-         " ORDER BY d.updated_at DESC, d.id DESC LIMIT ?3");
+         std::string("SELECT d.id, d.content_sha256, d.updated_at FROM documents d"
+                     " WHERE d.kb_id = ?1") +
+             (after ? " AND (d.updated_at, d.id) < (?4, ?5)" : "") +
+             (updated_since >= 0 ? " AND d.updated_at >= ?6" : "") +
+             " AND NOT EXISTS (SELECT 1 FROM coordinates c WHERE c.kb_id = ?1 AND c.revision = ?2"
+             "   AND c.doc_id = d.id AND c.content_sha256 = d.content_sha256)"
+             " AND NOT EXISTS (SELECT 1 FROM embed_failures f WHERE f.kb_id = ?1 AND"
+             "   f.revision = ?2 AND f.doc_id = d.id AND f.content_sha256 = d.content_sha256)"
+             " ORDER BY d.updated_at DESC, d.id DESC LIMIT ?3");
   s.bind(1, k.id).bind(2, revision).bind(3, limit);
+  if (after) s.bind(4, after->updated_at).bind(5, after->doc_id);
+  if (updated_since >= 0) s.bind(6, updated_since);
   std::vector<PendingDocument> out;
   while (s.step()) out.push_back({s.str(0), s.str(1), s.i64(2)});
   return out;

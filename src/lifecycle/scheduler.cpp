@@ -4,12 +4,15 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <thread>
 
 #include "catalog/writer_lock.h"
 #include "core/kb_config.h"
+#include "core/util.h"
 #include "embed/provider.h"
 #include "lifecycle/foreground.h"
 #include "quarry/error.h"
@@ -31,6 +34,11 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 constexpr int kPage = 64;  // documents read, embedded and committed together
+// While queries run (foreground::Pacer::active), a page's work is cut finer so that each piece
+// is a fraction of a query's time: chunks per provider call of a local provider, documents per
+// commit.
+constexpr std::size_t kPacedBatch = 1;
+constexpr std::size_t kPacedCommit = 1;
 
 }  // namespace
 
@@ -46,7 +54,7 @@ struct Scheduler::Job {
 };
 
 void Scheduler::embed_jobs(KbVectors& v, std::vector<Job>& jobs, const ReindexOptions& o,
-                           ReindexReport& report) {
+                           foreground::Pacer& pacer, ReindexReport& report) {
   // 1. The cache first: unchanged text under the same embedder is never embedded again.
   struct Ref {
     std::size_t job, chunk;
@@ -68,6 +76,8 @@ void Scheduler::embed_jobs(KbVectors& v, std::vector<Job>& jobs, const ReindexOp
   // 2. The rest in batches of at most batch_chunks. A remote provider gets few, full requests
   // (requests per minute are what it limits); a local one, whose work is CPU, gets the page
   // split evenly so that every worker has a share.
+  // While queries run, a local provider gets one chunk per call, each followed by the pacer's
+  // rest.
   const bool remote = v.provider->id() == "openai";
   int workers = o.workers > 0 ? o.workers : (remote ? 4 : 2);
   std::size_t per = static_cast<std::size_t>(std::max(1, o.batch_chunks));
@@ -75,14 +85,16 @@ void Scheduler::embed_jobs(KbVectors& v, std::vector<Job>& jobs, const ReindexOp
     per = std::max<std::size_t>(
         1, std::min(per, (refs.size() + static_cast<std::size_t>(workers) - 1) /
                              static_cast<std::size_t>(workers)));
+  if (!remote && pacer.active()) per = std::min(per, kPacedBatch);
   std::vector<std::pair<std::size_t, std::size_t>> batches;  // [begin, end) into refs
   for (std::size_t b = 0; b < refs.size(); b += per)
     batches.emplace_back(b, std::min(refs.size(), b + per));
   workers = std::max(1, std::min<int>(workers, static_cast<int>(batches.size())));
   std::vector<std::exception_ptr> errors(batches.size());
   std::atomic<std::size_t> next{0};
-  auto run = [&] {
-    for (std::size_t b; (b = next.fetch_add(1)) < batches.size();) {
+  std::mutex rested_mu;
+  auto run = [&](foreground::Pacer& pacer) {
+    for (std::size_t b; (b = next.fetch_add(1)) < batches.size(); pacer.step()) {
       try {
         std::vector<std::string> texts;
         for (std::size_t r = batches[b].first; r < batches[b].second; ++r)
@@ -100,8 +112,14 @@ void Scheduler::embed_jobs(KbVectors& v, std::vector<Job>& jobs, const ReindexOp
     }
   };
   std::vector<std::thread> pool;
-  for (int w = 1; w < workers; ++w) pool.emplace_back(run);
-  run();
+  for (int w = 1; w < workers; ++w)
+    pool.emplace_back([&] {  // each worker thread paces itself
+      foreground::Pacer own(o.foreground_duty, o.cancel);
+      run(own);
+      std::lock_guard lock(rested_mu);
+      report.rested_ms += 1000 * own.rested_s();
+    });
+  run(pacer);
   for (auto& t : pool) t.join();
   report.provider_calls += static_cast<std::int64_t>(batches.size());
 
@@ -150,7 +168,8 @@ void Scheduler::embed_jobs(KbVectors& v, std::vector<Job>& jobs, const ReindexOp
 }
 
 void Scheduler::commit(const std::string& kb, const catalog::RevisionRow& rev, KbVectors& v,
-                       std::vector<Job>& jobs, ReindexReport& report) {
+                       std::vector<Job>& jobs, std::size_t begin, std::size_t end,
+                       ReindexReport& report) {
   auto& cat = vectors_.catalog();
   {
     catalog::WriterLock lock(vectors_.data_dir(), lock_timeout_ms_);
@@ -161,7 +180,8 @@ void Scheduler::commit(const std::string& kb, const catalog::RevisionRow& rev, K
     catalog::Catalog::Batch batch(cat);
     std::vector<Job*> ready;
     std::vector<store::DocumentVectors> docs;
-    for (auto& job : jobs) {
+    for (std::size_t j = begin; j < end; ++j) {
+      Job& job = jobs[j];
       // Edited or deleted while it was being embedded: its new content is pending anew.
       auto now = cat.find_document(kb, job.doc.id);
       if (!now || now->content_sha256 != job.doc.content_sha256) continue;
@@ -218,20 +238,38 @@ bool Scheduler::build_revision(const std::string& kb, const catalog::RevisionRow
   p.revision = rev.revision;
   p.total = cat.vector_counts(kb, rev.revision, "").pending();
   if (o.progress) o.progress(p);
+  // Pages follow the recency order from where the last one ended; documents written since the
+  // sweep began come first, as they would at its start.
+  std::optional<catalog::PendingDocument> cursor;
+  const std::int64_t began = core::now_ms();
+  foreground::Pacer pacer(o.foreground_duty, o.cancel);
+  struct Rested {  // the pacer's rests go into the report however the page ends
+    ReindexReport& report;
+    const foreground::Pacer& pacer;
+    ~Rested() { report.rested_ms += 1000 * pacer.rested_s(); }
+  } rested{report, pacer};
   while (true) {
     if (o.cancel && o.cancel->load()) {
       report.cancelled = true;
       return false;
     }
-    const auto page_t0 = std::chrono::steady_clock::now();
     int limit = kPage;
     if (o.max_documents >= 0) {
       const auto left = o.max_documents - report.documents - report.failed;
       if (left <= 0) return false;
       limit = static_cast<int>(std::min<std::int64_t>(limit, left));
     }
-    auto pending = cat.pending_documents(kb, rev.revision, limit);
-    if (pending.empty()) return true;
+    std::vector<catalog::PendingDocument> pending;
+    if (cursor) pending = cat.pending_documents(kb, rev.revision, limit, nullptr, began);
+    if (pending.empty()) {
+      pending = cat.pending_documents(kb, rev.revision, limit, cursor ? &*cursor : nullptr);
+      if (pending.empty()) {
+        if (!cursor) return true;
+        cursor.reset();  // a last look from the newest (a clock stepped back, say)
+        continue;
+      }
+      cursor = pending.back();
+    }
     std::vector<Job> jobs;
     for (const auto& d : pending) {
       auto doc = cat.find_document(kb, d.doc_id);
@@ -265,9 +303,10 @@ bool Scheduler::build_revision(const std::string& kb, const catalog::RevisionRow
       }
       vectors_.in_flight().insert(d.doc_id);
       jobs.push_back(std::move(job));
+      pacer.step();
     }
     try {
-      embed_jobs(v, jobs, o, report);
+      embed_jobs(v, jobs, o, pacer, report);
     } catch (const Error& e) {
       vectors_.in_flight().clear();
       report.error_code = code_name(e.code());
@@ -286,7 +325,11 @@ bool Scheduler::build_revision(const std::string& kb, const catalog::RevisionRow
       cache_.put(v.model, texts, vecs);
     }
     const auto before = report.documents + report.failed;
-    commit(kb, rev, v, jobs, report);
+    const std::size_t group = pacer.active() ? kPacedCommit : jobs.size();
+    for (std::size_t b = 0; b < jobs.size(); b += group) {
+      commit(kb, rev, v, jobs, b, std::min(jobs.size(), b + group), report);
+      pacer.step();
+    }
     vectors_.in_flight().clear();
     const auto progressed = report.documents + report.failed - before;
     p.done += progressed;
@@ -297,13 +340,6 @@ bool Scheduler::build_revision(const std::string& kb, const catalog::RevisionRow
     p.eta_s = p.rate > 0 ? static_cast<double>(p.total - p.done) / p.rate : 0;
     if (o.progress) o.progress(p);
     if (progressed == 0) return false;  // every document changed under us: next sweep
-    // Queries in this process come first: rest so that the sweep works its duty share only.
-    // (A short page was the last one: no rest before the cut-over.)
-    if (o.foreground_duty > 0 && o.foreground_duty < 1 &&
-        pending.size() == static_cast<std::size_t>(limit) &&
-        foreground::busy(std::chrono::milliseconds(100)))
-      report.rested_ms +=
-          1000 * foreground::rest(seconds_since(page_t0) * (1 / o.foreground_duty - 1), o.cancel);
   }
 }
 

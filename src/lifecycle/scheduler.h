@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "catalog/embed_cache.h"
+#include "lifecycle/foreground.h"
 #include "lifecycle/vectors.h"
 #include "quarry/types.h"
 
@@ -44,10 +45,13 @@ class Scheduler {
   struct Job;
   bool build_revision(const std::string& kb, const catalog::RevisionRow& rev,
                       const ReindexOptions& o, ReindexReport& report);
+  // Embeds what the cache lacks; the calling thread is one of the workers and paces itself
+  // with `pacer`.
   void embed_jobs(KbVectors& v, std::vector<Job>& jobs, const ReindexOptions& o,
-                  ReindexReport& report);
+                  foreground::Pacer& pacer, ReindexReport& report);
+  // Commits jobs [begin, end): their vectors, coordinates, tombstones and staged chunks.
   void commit(const std::string& kb, const catalog::RevisionRow& rev, KbVectors& v,
-              std::vector<Job>& jobs, ReindexReport& report);
+              std::vector<Job>& jobs, std::size_t begin, std::size_t end, ReindexReport& report);
   // Re-cuts documents whose chunks were cut under other chunking than the serving revision's
   // (a straggler of a cut-over, a crash between its steps). Holds the writer lock.
   int rechunk_stragglers(const std::string& kb);

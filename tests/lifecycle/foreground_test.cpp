@@ -1,7 +1,7 @@
 // Background sweeps make way for this process's searches (docs/lifecycle.md, "Background work
 // yields to queries"): while a search runs, or ended a moment ago, a sweep with a duty under 1
-// rests after each page, and says how long in its report; without searches, or with duty 1, it
-// never rests. Either way every document is embedded.
+// rests between small pieces of its work, and says how long in its report; without searches,
+// or with duty 1, it never rests. Either way every document is embedded.
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -62,6 +62,47 @@ TEST_F(Foreground, SearchesMarkThemselves) {
   g.pattern = "valves";
   engine->grep(g);
   EXPECT_TRUE(foreground::busy(std::chrono::seconds(60)));
+}
+
+// Busy-waits `seconds`: work, as the pacer sees it.
+void work(double seconds) {
+  const auto t0 = std::chrono::steady_clock::now();
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < seconds) {
+  }
+}
+
+TEST(ForegroundPacer, KeepsItsShareOfTheTimeWhileQueriesRunAndOnlyThen) {
+  {
+    foreground::Query searching;
+    foreground::Pacer pacer(0.25, nullptr);
+    EXPECT_TRUE(pacer.active());
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 100; ++i) {  // 50 ms of work in small pieces
+      work(0.0005);
+      pacer.step();
+    }
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // Rests make three quarters of the time (a sleep's overshoot is credited against the next).
+    EXPECT_GT(pacer.rested_s() / wall, 0.6) << pacer.rested_s() << " of " << wall;
+    EXPECT_LT(pacer.rested_s() / wall, 0.9) << pacer.rested_s() << " of " << wall;
+
+    foreground::Pacer unpaced(1.0, nullptr);  // duty 1: pacing off
+    EXPECT_FALSE(unpaced.active());
+    for (int i = 0; i < 20; ++i) {
+      work(0.0005);
+      unpaced.step();
+    }
+    EXPECT_EQ(unpaced.rested_s(), 0);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  foreground::Pacer quiet(0.25, nullptr);  // nobody searching: flat out
+  EXPECT_FALSE(quiet.active());
+  for (int i = 0; i < 20; ++i) {
+    work(0.0005);
+    quiet.step();
+  }
+  EXPECT_EQ(quiet.rested_s(), 0);
 }
 
 TEST_F(Foreground, ARestEndsWhenTheSweepIsCancelled) {

@@ -388,6 +388,61 @@ TEST_F(Lifecycle, ASweepCanBeCancelledAndResumes) {
   EXPECT_EQ(engine->describe_kb("k").vectors.stored, 150);
 }
 
+TEST_F(Lifecycle, PendingDocumentsPageOnFromACursorNewestFirst) {
+  make_kb();
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i)
+    ids.push_back(add("d" + std::to_string(i) + ".md", "# D\n\nnumber " + std::to_string(i)));
+  const std::string rev = engine->describe_kb("k").revision;
+  auto cat = catalog();
+  auto all = cat->pending_documents("k", rev, 10);
+  ASSERT_EQ(all.size(), 5u);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(all[i].doc_id, ids[4 - i]);  // newest first
+  auto next = cat->pending_documents("k", rev, 2, &all[1]);          // the page after the first two
+  ASSERT_EQ(next.size(), 2u);
+  EXPECT_EQ(next[0].doc_id, ids[2]);
+  EXPECT_EQ(next[1].doc_id, ids[1]);
+  EXPECT_TRUE(cat->pending_documents("k", rev, 10, &all[4]).empty());
+  // Only what was written since a moment: here the newest document's own.
+  auto since = cat->pending_documents("k", rev, 10, nullptr, all[0].updated_at);
+  ASSERT_FALSE(since.empty());
+  EXPECT_EQ(since[0].doc_id, ids[4]);
+  for (const auto& d : since) EXPECT_GE(d.updated_at, all[0].updated_at);
+}
+
+// A sweep's pages go on from where the last one ended; what is written while it runs still
+// comes first, as it would have at its start, and an edit behind it is not left behind.
+TEST_F(Lifecycle, DocumentsWrittenDuringASweepGoFirst) {
+  make_kb();
+  std::vector<std::string> ids;
+  for (int i = 0; i < 200; ++i)
+    ids.push_back(add("d" + std::to_string(i) + ".md", "# D\n\nnumber " + std::to_string(i)));
+  std::atomic<bool> cancel{false};
+  std::string fresh;
+  int pages = 0;
+  ReindexOptions o;
+  o.cancel = &cancel;
+  o.progress = [&](const ReindexProgress& p) {
+    if (p.done == 0) return;
+    if (++pages == 1) {  // the first page embedded the 64 newest, ids.back() among them
+      fresh = add("fresh.md", "# F\n\nwritten while the sweep runs");
+      engine->edit_document("k", ids.back(), "# D\n\nthe newest, edited after its page");
+    } else {
+      cancel = true;  // after the second page
+    }
+  };
+  auto r = engine->reindex("k", o);
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_EQ(pages, 2);
+  EXPECT_EQ(engine->get_document("k", fresh).index_status.vector, "ready");
+  EXPECT_EQ(engine->get_document("k", ids.back()).index_status.vector, "ready");
+  EXPECT_EQ(engine->get_document("k", ids.front()).index_status.vector, "not_built");
+  auto rest = engine->reindex("k", {});
+  EXPECT_EQ(rest.pending, 0);
+  EXPECT_EQ(r.documents + rest.documents, 202);  // the edited one twice
+  EXPECT_EQ(engine->describe_kb("k").vectors.ready, 201);
+}
+
 TEST_F(Lifecycle, DeletingADocumentForgetsItsVectorsAndCoordinates) {
   make_kb("counting:64", "memory");
   std::string a = add("a.md", "# A\n\nrocket orbit");
