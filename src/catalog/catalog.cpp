@@ -111,15 +111,20 @@ std::unique_ptr<Catalog> Catalog::open(const std::string& path) {
   return cat;
 }
 
-Catalog::Catalog(sqlite3* db) : db_(db) {}
+Catalog::Catalog(sqlite3* db) : db_(db), stmts_(std::make_unique<StmtCache>(db)) {}
+
+Catalog::ReadSnapshot::ReadSnapshot(const Catalog& c)
+    : tx_(std::make_unique<ReadTransaction>(c.db_)) {}
+Catalog::ReadSnapshot::~ReadSnapshot() = default;
 
 Catalog::~Catalog() {
   tokenizer_.reset();
+  stmts_.reset();  // finalized before the connection closes
   sqlite3_close_v2(db_);
 }
 
 int Catalog::schema_version() const {
-  Stmt s(db_, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
+  Stmt s(*stmts_, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
   s.step();
   return static_cast<int>(s.i64(0));
 }
@@ -131,7 +136,7 @@ KbRow Catalog::create_kb(const std::string& name, const std::string& config_json
     throw Error(Code::already_exists, "knowledge base '" + name + "' already exists",
                 {{"kb", name}});
   auto now = core::now_ms();
-  Stmt(db_, "INSERT INTO kbs(name, config, created_at, updated_at) VALUES(?, ?, ?, ?)")
+  Stmt(*stmts_, "INSERT INTO kbs(name, config, created_at, updated_at) VALUES(?, ?, ?, ?)")
       .bind(1, name)
       .bind(2, config_json)
       .bind(3, now)
@@ -145,7 +150,7 @@ KbRow Catalog::create_kb(const std::string& name, const std::string& config_json
 }
 
 std::optional<KbRow> Catalog::find_kb(const std::string& name) const {
-  Stmt s(db_, "SELECT id, name, config, created_at, updated_at FROM kbs WHERE name = ?");
+  Stmt s(*stmts_, "SELECT id, name, config, created_at, updated_at FROM kbs WHERE name = ?");
   s.bind(1, name);
   if (!s.step()) return std::nullopt;
   return read_kb(s);
@@ -160,7 +165,7 @@ KbRow Catalog::get_kb(const std::string& name) const {
 }
 
 std::vector<KbRow> Catalog::list_kbs() const {
-  Stmt s(db_, "SELECT id, name, config, created_at, updated_at FROM kbs ORDER BY name");
+  Stmt s(*stmts_, "SELECT id, name, config, created_at, updated_at FROM kbs ORDER BY name");
   std::vector<KbRow> out;
   while (s.step()) out.push_back(read_kb(s));
   return out;
@@ -170,7 +175,7 @@ void Catalog::update_kb_config(const std::string& name, const std::string& confi
                                const AuditEntry& a) {
   Transaction tx(db_);
   get_kb(name);
-  Stmt(db_, "UPDATE kbs SET config = ?, updated_at = ? WHERE name = ?")
+  Stmt(*stmts_, "UPDATE kbs SET config = ?, updated_at = ? WHERE name = ?")
       .bind(1, config_json)
       .bind(2, core::now_ms())
       .bind(3, name)
@@ -184,18 +189,18 @@ std::vector<std::string> Catalog::delete_kb(const std::string& name, const Audit
   KbRow kb = get_kb(name);
   std::vector<std::string> ids;
   {
-    Stmt s(db_, "SELECT id FROM documents WHERE kb_id = ?");
+    Stmt s(*stmts_, "SELECT id FROM documents WHERE kb_id = ?");
     s.bind(1, kb.id);
     while (s.step()) ids.push_back(s.str(0));
   }
   drop_fts(db_, kb.id);
-  Stmt(db_, "DELETE FROM chunks WHERE kb_id = ?").bind(1, kb.id).exec();
-  Stmt(db_, "DELETE FROM documents WHERE kb_id = ?").bind(1, kb.id).exec();
-  Stmt(db_, "DELETE FROM kbs WHERE id = ?").bind(1, kb.id).exec();
+  Stmt(*stmts_, "DELETE FROM chunks WHERE kb_id = ?").bind(1, kb.id).exec();
+  Stmt(*stmts_, "DELETE FROM documents WHERE kb_id = ?").bind(1, kb.id).exec();
+  Stmt(*stmts_, "DELETE FROM kbs WHERE id = ?").bind(1, kb.id).exec();
   // The store's vectors of a deleted KB are dropped by name right after this commits (and
   // again before a KB of the same name is created), so no lifecycle row need outlive it.
   for (const char* t : {"revisions", "coordinates", "embed_failures", "staged_chunks"})
-    Stmt(db_, std::string("DELETE FROM ") + t + " WHERE kb_id = ?").bind(1, kb.id).exec();
+    Stmt(*stmts_, std::string("DELETE FROM ") + t + " WHERE kb_id = ?").bind(1, kb.id).exec();
   write_audit(db_, a);
   tx.commit();
   return ids;
@@ -203,7 +208,7 @@ std::vector<std::string> Catalog::delete_kb(const std::string& name, const Audit
 
 KbStats Catalog::kb_stats(const std::string& name) const {
   KbRow kb = get_kb(name);
-  Stmt s(db_,
+  Stmt s(*stmts_,
          "SELECT COUNT(*), COALESCE(SUM(chunk_count), 0), COALESCE(SUM(markdown_bytes), 0),"
          " COALESCE(SUM(source_bytes), 0) FROM documents WHERE kb_id = ?");
   s.bind(1, kb.id).step();
@@ -211,13 +216,13 @@ KbStats Catalog::kb_stats(const std::string& name) const {
 }
 
 std::int64_t Catalog::chunk_count(const std::string& name) const {
-  Stmt s(db_, "SELECT id, generation FROM kbs WHERE name = ?");
+  Stmt s(*stmts_, "SELECT id, generation FROM kbs WHERE name = ?");
   s.bind(1, name);
   if (!s.step()) get_kb(name);  // throws not_found
   const std::int64_t id = s.i64(0), generation = s.i64(1);
   auto it = chunk_counts_.find(id);
   if (it != chunk_counts_.end() && it->second.first == generation) return it->second.second;
-  Stmt n(db_, "SELECT COALESCE(SUM(chunk_count), 0) FROM documents WHERE kb_id = ?");
+  Stmt n(*stmts_, "SELECT COALESCE(SUM(chunk_count), 0) FROM documents WHERE kb_id = ?");
   n.bind(1, id).step();
   chunk_counts_[id] = {generation, n.i64(0)};
   return n.i64(0);
@@ -225,7 +230,7 @@ std::int64_t Catalog::chunk_count(const std::string& name) const {
 
 std::optional<DocumentRow> Catalog::find_document_by_filename(const std::string& kb,
                                                               const std::string& filename) const {
-  Stmt s(db_,
+  Stmt s(*stmts_,
          std::string("SELECT ") + kDocColumns +
              " FROM documents d JOIN kbs k ON k.id = d.kb_id WHERE k.name = ? AND d.filename = ?");
   s.bind(1, kb).bind(2, filename);
@@ -235,7 +240,7 @@ std::optional<DocumentRow> Catalog::find_document_by_filename(const std::string&
 
 std::optional<DocumentRow> Catalog::find_document(const std::string& kb,
                                                   const std::string& id) const {
-  Stmt s(db_, std::string("SELECT ") + kDocColumns +
+  Stmt s(*stmts_, std::string("SELECT ") + kDocColumns +
                   " FROM documents d JOIN kbs k ON k.id = d.kb_id WHERE k.name = ? AND d.id = ?");
   s.bind(1, kb).bind(2, id);
   if (!s.step()) return std::nullopt;
@@ -279,7 +284,7 @@ void Catalog::put_document(const DocumentRow& doc, const std::vector<ChunkRow>& 
   KbRow kb = get_kb(doc.kb);
   delete_chunks(db_, kb.id, doc.id);
   bump_generation(db_, kb.id);
-  Stmt(db_,
+  Stmt(*stmts_,
        "INSERT INTO documents(id, kb_id, filename, title, source_sha256, content_sha256, metadata,"
        " subject_key, subject_value, converter, raw_ext, source_bytes, markdown_bytes, body_offset,"
        " chunk_count, created_at, updated_at, chunking) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
@@ -351,7 +356,7 @@ std::vector<std::string> Catalog::delete_where(const std::string& kb, const core
 
 std::vector<ChunkRow> Catalog::chunks_of(const std::string& kb, const std::string& doc_id) const {
   KbRow k = get_kb(kb);
-  Stmt s(db_, std::string("SELECT ") + kChunkColumns +
+  Stmt s(*stmts_, std::string("SELECT ") + kChunkColumns +
                   " FROM chunks c WHERE c.kb_id = ? AND c.doc_id = ? ORDER BY c.chunk_index");
   s.bind(1, k.id).bind(2, doc_id);
   std::vector<ChunkRow> out;
@@ -388,7 +393,7 @@ void Catalog::replace_chunks(const std::string& kb, const std::string& doc_id,
   if (!doc) return;
   delete_chunks(db_, k.id, doc_id);
   insert_chunks(db_, k.id, doc_id, doc->title, chunks);
-  Stmt(db_, "UPDATE documents SET chunk_count = ?, chunking = ? WHERE id = ?")
+  Stmt(*stmts_, "UPDATE documents SET chunk_count = ?, chunking = ? WHERE id = ?")
       .bind(1, static_cast<std::int64_t>(chunks.size()))
       .bind(2, chunking)
       .bind(3, doc_id)
@@ -404,17 +409,17 @@ void Catalog::cut_over_revision(const std::string& kb, const std::string& buildi
   if (!adopt_chunking.empty()) {
     std::vector<std::pair<std::string, std::string>> docs;  // id, title
     {
-      Stmt s(db_,
+      Stmt s(*stmts_,
              "SELECT DISTINCT d.id, d.title FROM documents d JOIN staged_chunks c ON c.kb_id ="
              " d.kb_id AND c.doc_id = d.id AND c.content_sha256 = d.content_sha256 WHERE"
              " d.kb_id = ? AND c.revision = ?");
       s.bind(1, k.id).bind(2, building);
       while (s.step()) docs.emplace_back(s.str(0), s.str(1));
     }
-    Stmt rows(db_, std::string("SELECT ") + kChunkColumns +
+    Stmt rows(*stmts_, std::string("SELECT ") + kChunkColumns +
                        " FROM staged_chunks c WHERE c.kb_id = ? AND c.revision = ? AND"
                        " c.doc_id = ? ORDER BY c.chunk_index");
-    Stmt mark(db_, "UPDATE documents SET chunk_count = ?, chunking = ? WHERE id = ?");
+    Stmt mark(*stmts_, "UPDATE documents SET chunk_count = ?, chunking = ? WHERE id = ?");
     for (const auto& [id, title] : docs) {
       std::vector<ChunkRow> chunks;
       rows.reset();
@@ -426,22 +431,22 @@ void Catalog::cut_over_revision(const std::string& kb, const std::string& buildi
       mark.bind(1, static_cast<std::int64_t>(chunks.size())).bind(2, adopt_chunking).bind(3, id);
       mark.exec();
     }
-    Stmt(db_, "DELETE FROM staged_chunks WHERE kb_id = ? AND revision = ?")
+    Stmt(*stmts_, "DELETE FROM staged_chunks WHERE kb_id = ? AND revision = ?")
         .bind(1, k.id)
         .bind(2, building)
         .exec();
     bump_generation(db_, k.id);
   }
-  Stmt(db_, "UPDATE revisions SET state = 'previous' WHERE kb_id = ? AND state = 'serving'")
+  Stmt(*stmts_, "UPDATE revisions SET state = 'previous' WHERE kb_id = ? AND state = 'serving'")
       .bind(1, k.id)
       .exec();
-  Stmt(db_,
+  Stmt(*stmts_,
        "UPDATE revisions SET state = 'serving', completed_at = ? WHERE kb_id = ? AND revision = ?")
       .bind(1, core::now_ms())
       .bind(2, k.id)
       .bind(3, building)
       .exec();
-  Stmt(db_, "UPDATE kbs SET vector_generation = vector_generation + 1 WHERE id = ?")
+  Stmt(*stmts_, "UPDATE kbs SET vector_generation = vector_generation + 1 WHERE id = ?")
       .bind(1, k.id)
       .exec();
   tx.commit();

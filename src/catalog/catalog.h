@@ -208,9 +208,22 @@ struct VectorCounts {
 };
 
 class Transaction;
+class ReadTransaction;
+class StmtCache;
 
 class Catalog {
  public:
+  // The reads made while it lives (one search) see one snapshot and take SQLite's locks once
+  // (catalog/sqlite.h ReadTransaction). Nothing inside an outer transaction.
+  class ReadSnapshot {
+   public:
+    explicit ReadSnapshot(const Catalog& c);
+    ~ReadSnapshot();
+
+   private:
+    std::unique_ptr<ReadTransaction> tx_;
+  };
+
   // Groups many writes into one transaction (each write's own becomes a savepoint of it):
   // a sweep commits a page of documents at once. Rolled back unless commit() is called.
   class Batch {
@@ -421,6 +434,7 @@ class Catalog {
  private:
   explicit Catalog(sqlite3* db);
   sqlite3* db_;
+  std::unique_ptr<StmtCache> stmts_;  // this connection's statements of fixed text
   std::string path_;  // of the database file: the key of the process-wide keyword copies
   fts5_api* fts5_ = nullptr;
   std::unique_ptr<FtsTokenizer> tokenizer_;

@@ -44,7 +44,7 @@ std::vector<KeywordRow> Catalog::keyword_search(const std::string& kb,
       " WHERE " + fts + " MATCH ?" + (filtered ? " AND " + f.sql : "") + " ORDER BY s DESC LIMIT ?";
   std::vector<KeywordRow> rows;
   try {
-    Stmt s(db_, sql);
+    Stmt s(db_, sql);  // per-KB table, per-filter text: not kept
     int i = 1;
     for (int rep = 0; rep < 2; ++rep)
       for (double p :
@@ -132,7 +132,7 @@ std::optional<std::vector<KeywordRow>> Catalog::keyword_search_cached(
     const std::string& kb, const std::vector<std::string>& words, int limit,
     const Bm25Params& p) const {
   if (!memory_index_enabled_ || !tokenizer_->ok()) return std::nullopt;
-  Stmt s(db_, "SELECT id, generation, created_at FROM kbs WHERE name = ?");
+  Stmt s(*stmts_, "SELECT id, generation, created_at FROM kbs WHERE name = ?");
   s.bind(1, kb);
   if (!s.step()) get_kb(kb);  // throws not_found
   const std::int64_t kb_id = s.i64(0), generation = s.i64(1), created_at = s.i64(2);
@@ -156,7 +156,7 @@ std::optional<std::vector<KeywordRow>> Catalog::keyword_search_cached(
 }
 
 void Catalog::load_keyword_rows(KeywordRow* begin, KeywordRow* end) const {
-  Stmt detail(db_, std::string("SELECT ") + kChunkColumns + ", " + kDocColumns +
+  Stmt detail(*stmts_, std::string("SELECT ") + kChunkColumns + ", " + kDocColumns +
                        " FROM chunks c JOIN documents d ON d.id = c.doc_id"
                        " JOIN kbs k ON k.id = d.kb_id WHERE c.id = ?");
   for (KeywordRow* r = begin; r != end; ++r) {
@@ -173,7 +173,7 @@ void Catalog::load_keyword_rows(KeywordRow* begin, KeywordRow* end) const {
 std::vector<KeywordRow> Catalog::load_chunks(const std::string& kb,
                                              const std::vector<ChunkKey>& keys) const {
   const KbRow k = get_kb(kb);
-  Stmt detail(db_, std::string("SELECT c.id, ") + kChunkColumns + ", " + kDocColumns +
+  Stmt detail(*stmts_, std::string("SELECT c.id, ") + kChunkColumns + ", " + kDocColumns +
                        " FROM chunks c JOIN documents d ON d.id = c.doc_id"
                        " JOIN kbs k ON k.id = d.kb_id"
                        " WHERE c.kb_id = ? AND c.doc_id = ? AND c.chunk_index = ?");

@@ -43,7 +43,7 @@ constexpr const char* kRevisionColumns =
 
 std::vector<RevisionRow> Catalog::revisions(const std::string& kb) const {
   KbRow k = get_kb(kb);
-  Stmt s(db_, std::string("SELECT ") + kRevisionColumns +
+  Stmt s(*stmts_, std::string("SELECT ") + kRevisionColumns +
                   " FROM revisions WHERE kb_id = ? ORDER BY created_at, revision");
   s.bind(1, k.id);
   std::vector<RevisionRow> out;
@@ -54,7 +54,7 @@ std::vector<RevisionRow> Catalog::revisions(const std::string& kb) const {
 std::optional<RevisionRow> Catalog::revision_in_state(const std::string& kb,
                                                       const std::string& state) const {
   KbRow k = get_kb(kb);
-  Stmt s(db_, std::string("SELECT ") + kRevisionColumns +
+  Stmt s(*stmts_, std::string("SELECT ") + kRevisionColumns +
                   " FROM revisions WHERE kb_id = ? AND state = ? ORDER BY created_at DESC LIMIT 1");
   s.bind(1, k.id).bind(2, state);
   if (!s.step()) return std::nullopt;
@@ -63,7 +63,7 @@ std::optional<RevisionRow> Catalog::revision_in_state(const std::string& kb,
 
 void Catalog::put_revision(const std::string& kb, const RevisionRow& r) {
   KbRow k = get_kb(kb);
-  Stmt s(db_,
+  Stmt s(*stmts_,
          "INSERT OR REPLACE INTO revisions(kb_id, revision, config_revision, config, model,"
          " dimensions, store_id, state, created_at, completed_at)"
          " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
@@ -88,7 +88,7 @@ void Catalog::delete_revision(const std::string& kb, const std::string& revision
   KbRow k = get_kb(kb);
   Transaction tx(db_);
   for (const char* t : {"revisions", "coordinates", "embed_failures", "staged_chunks"})
-    Stmt(db_, std::string("DELETE FROM ") + t + " WHERE kb_id = ? AND revision = ?")
+    Stmt(*stmts_, std::string("DELETE FROM ") + t + " WHERE kb_id = ? AND revision = ?")
         .bind(1, k.id)
         .bind(2, revision)
         .exec();
@@ -99,7 +99,7 @@ void Catalog::delete_revision(const std::string& kb, const std::string& revision
 void Catalog::move_coordinates(const std::string& kb, const std::string& revision,
                                const std::string& store_id) {
   KbRow k = get_kb(kb);
-  Stmt(db_, "UPDATE coordinates SET store_id = ? WHERE kb_id = ? AND revision = ?")
+  Stmt(*stmts_, "UPDATE coordinates SET store_id = ? WHERE kb_id = ? AND revision = ?")
       .bind(1, store_id)
       .bind(2, k.id)
       .bind(3, revision)
@@ -109,7 +109,7 @@ void Catalog::move_coordinates(const std::string& kb, const std::string& revisio
 void Catalog::put_coordinates(const std::string& kb, const CoordinatesRow& c) {
   KbRow k = get_kb(kb);
   Transaction tx(db_);
-  Stmt(db_,
+  Stmt(*stmts_,
        "INSERT OR REPLACE INTO coordinates(kb_id, doc_id, revision, store_id, chunk_count,"
        " content_sha256, model, dimensions, embedded_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)")
       .bind(1, k.id)
@@ -122,7 +122,7 @@ void Catalog::put_coordinates(const std::string& kb, const CoordinatesRow& c) {
       .bind(8, c.dimensions)
       .bind(9, c.embedded_at ? c.embedded_at : core::now_ms())
       .exec();
-  Stmt(db_, "DELETE FROM embed_failures WHERE kb_id = ? AND revision = ? AND doc_id = ?")
+  Stmt(*stmts_, "DELETE FROM embed_failures WHERE kb_id = ? AND revision = ? AND doc_id = ?")
       .bind(1, k.id)
       .bind(2, c.revision)
       .bind(3, c.doc_id)
@@ -134,7 +134,7 @@ void Catalog::put_coordinates(const std::string& kb, const CoordinatesRow& c) {
 std::vector<CoordinatesRow> Catalog::coordinates_of(const std::string& kb,
                                                     const std::string& doc_id) const {
   KbRow k = get_kb(kb);
-  Stmt s(db_,
+  Stmt s(*stmts_,
          "SELECT doc_id, revision, store_id, chunk_count, content_sha256, model, dimensions,"
          " embedded_at FROM coordinates WHERE kb_id = ? AND doc_id = ? ORDER BY embedded_at");
   s.bind(1, k.id).bind(2, doc_id);
@@ -158,7 +158,7 @@ void Catalog::delete_coordinates(const std::string& kb, const std::string& doc_i
   KbRow k = get_kb(kb);
   Transaction tx(db_);
   for (const char* t : {"coordinates", "embed_failures", "staged_chunks"})
-    Stmt(db_, std::string("DELETE FROM ") + t + " WHERE kb_id = ? AND doc_id = ?")
+    Stmt(*stmts_, std::string("DELETE FROM ") + t + " WHERE kb_id = ? AND doc_id = ?")
         .bind(1, k.id)
         .bind(2, doc_id)
         .exec();
@@ -168,7 +168,7 @@ void Catalog::delete_coordinates(const std::string& kb, const std::string& doc_i
 
 std::vector<std::string> Catalog::orphaned_coordinates(const std::string& kb) const {
   KbRow k = get_kb(kb);
-  Stmt s(db_,
+  Stmt s(*stmts_,
          "SELECT DISTINCT c.doc_id FROM coordinates c WHERE c.kb_id = ? AND NOT EXISTS"
          " (SELECT 1 FROM documents d WHERE d.id = c.doc_id AND d.kb_id = c.kb_id)");
   s.bind(1, k.id);
@@ -183,7 +183,7 @@ std::vector<PendingDocument> Catalog::pending_documents(const std::string& kb,
                                                         std::int64_t updated_since) const {
   KbRow k = get_kb(kb);
   // Both bounds are ranges of the index documents_by_recency (the row value included).
-  Stmt s(db_,
+  Stmt s(*stmts_,
          std::string("SELECT d.id, d.content_sha256, d.updated_at FROM documents d"
                      " WHERE d.kb_id = ?1") +
              (after ? " AND (d.updated_at, d.id) < (?4, ?5)" : "") +
@@ -205,7 +205,7 @@ VectorCounts Catalog::vector_counts(const std::string& kb, const std::string& re
                                     const std::string& older, const core::Filter& filter) const {
   KbRow k = get_kb(kb);
   SqlFilter f = compile_filter(filter, "d.metadata");
-  Stmt s(db_,
+  Stmt s(*stmts_,
          "SELECT COUNT(*),"
          " COALESCE(SUM(EXISTS (SELECT 1 FROM coordinates c WHERE c.kb_id = ?1 AND"
          "   c.revision = ?2 AND c.doc_id = d.id AND c.content_sha256 = d.content_sha256)), 0),"
@@ -225,7 +225,7 @@ VectorCounts Catalog::vector_counts(const std::string& kb, const std::string& re
 
 void Catalog::put_failure(const std::string& kb, const FailureRow& f) {
   KbRow k = get_kb(kb);
-  Stmt(db_,
+  Stmt(*stmts_,
        "INSERT OR REPLACE INTO embed_failures(kb_id, revision, doc_id, content_sha256, code,"
        " message, at) VALUES(?, ?, ?, ?, ?, ?, ?)")
       .bind(1, k.id)
@@ -240,7 +240,7 @@ void Catalog::put_failure(const std::string& kb, const FailureRow& f) {
 }
 
 std::pair<std::int64_t, std::int64_t> Catalog::generations(const std::string& kb) const {
-  Stmt s(db_, "SELECT generation, vector_generation FROM kbs WHERE name = ?");
+  Stmt s(*stmts_, "SELECT generation, vector_generation FROM kbs WHERE name = ?");
   s.bind(1, kb);
   if (!s.step()) get_kb(kb);  // throws not_found
   return {s.i64(0), s.i64(1)};
@@ -249,7 +249,7 @@ std::pair<std::int64_t, std::int64_t> Catalog::generations(const std::string& kb
 std::vector<FailureRow> Catalog::failures(const std::string& kb, const std::string& revision,
                                           int limit) const {
   KbRow k = get_kb(kb);
-  Stmt s(db_,
+  Stmt s(*stmts_,
          "SELECT f.doc_id, f.revision, f.content_sha256, f.code, f.message, f.at"
          " FROM embed_failures f JOIN documents d ON d.id = f.doc_id AND"
          " d.content_sha256 = f.content_sha256"
@@ -265,12 +265,12 @@ void Catalog::put_staged_chunks(const std::string& kb, const std::string& revisi
                                 const std::vector<ChunkRow>& chunks) {
   KbRow k = get_kb(kb);
   Transaction tx(db_);
-  Stmt(db_, "DELETE FROM staged_chunks WHERE kb_id = ? AND revision = ? AND doc_id = ?")
+  Stmt(*stmts_, "DELETE FROM staged_chunks WHERE kb_id = ? AND revision = ? AND doc_id = ?")
       .bind(1, k.id)
       .bind(2, revision)
       .bind(3, doc_id)
       .exec();
-  Stmt ins(db_,
+  Stmt ins(*stmts_,
            "INSERT INTO staged_chunks(kb_id, revision, doc_id, content_sha256, chunk_index,"
            " chunk_id, parent_chunk, heading_path, offset, length, token_count, body)"
            " VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
@@ -297,7 +297,7 @@ std::optional<std::vector<ChunkRow>> Catalog::staged_chunks(
     const std::string& kb, const std::string& revision, const std::string& doc_id,
     const std::string& content_sha256) const {
   KbRow k = get_kb(kb);
-  Stmt s(db_, std::string("SELECT ") + kChunkColumns +
+  Stmt s(*stmts_, std::string("SELECT ") + kChunkColumns +
                   " FROM staged_chunks c WHERE c.kb_id = ? AND c.revision = ? AND c.doc_id = ?"
                   " AND c.content_sha256 = ? ORDER BY c.chunk_index");
   s.bind(1, k.id).bind(2, revision).bind(3, doc_id).bind(4, content_sha256);
@@ -310,7 +310,7 @@ std::optional<std::vector<ChunkRow>> Catalog::staged_chunks(
 std::vector<DocumentRow> Catalog::documents_chunked_otherwise(const std::string& kb,
                                                               const std::string& chunking) const {
   KbRow k = get_kb(kb);
-  Stmt s(db_, std::string("SELECT ") + kDocColumns +
+  Stmt s(*stmts_, std::string("SELECT ") + kDocColumns +
                   " FROM documents d JOIN kbs k ON k.id = d.kb_id WHERE d.kb_id = ? AND"
                   " d.chunking <> '' AND d.chunking <> ?");
   s.bind(1, k.id).bind(2, chunking);

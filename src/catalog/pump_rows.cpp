@@ -38,14 +38,14 @@ PumpUseCaseRow read_row(const Stmt& s) {
 }  // namespace
 
 std::vector<PumpUseCaseRow> Catalog::list_pump_use_cases() const {
-  Stmt s(db_, std::string("SELECT ") + kColumns + " FROM pump_use_cases ORDER BY name");
+  Stmt s(*stmts_, std::string("SELECT ") + kColumns + " FROM pump_use_cases ORDER BY name");
   std::vector<PumpUseCaseRow> out;
   while (s.step()) out.push_back(read_row(s));
   return out;
 }
 
 std::optional<PumpUseCaseRow> Catalog::find_pump_use_case(const std::string& name) const {
-  Stmt s(db_, std::string("SELECT ") + kColumns + " FROM pump_use_cases WHERE name = ?");
+  Stmt s(*stmts_, std::string("SELECT ") + kColumns + " FROM pump_use_cases WHERE name = ?");
   s.bind(1, name);
   if (!s.step()) return std::nullopt;
   return read_row(s);
@@ -56,7 +56,7 @@ void Catalog::deploy_pump_use_cases(const std::vector<PumpUseCaseRow>& rows, con
   std::set<std::string> keep;
   for (const auto& r : rows) {
     keep.insert(r.name);
-    Stmt(db_, std::string("INSERT OR REPLACE INTO pump_use_cases(") + kColumns +
+    Stmt(*stmts_, std::string("INSERT OR REPLACE INTO pump_use_cases(") + kColumns +
                   ") VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
         .bind(1, r.name)
         .bind(2, r.config_json)
@@ -77,13 +77,13 @@ void Catalog::deploy_pump_use_cases(const std::vector<PumpUseCaseRow>& rows, con
   }
   std::vector<std::string> gone;
   {
-    Stmt s(db_, "SELECT name FROM pump_use_cases");
+    Stmt s(*stmts_, "SELECT name FROM pump_use_cases");
     while (s.step())
       if (!keep.count(s.str(0))) gone.push_back(s.str(0));
   }
   for (const auto& name : gone) {
-    Stmt(db_, "DELETE FROM pump_use_cases WHERE name = ?").bind(1, name).exec();
-    Stmt(db_, "DELETE FROM pump_tombstones WHERE use_case = ?").bind(1, name).exec();
+    Stmt(*stmts_, "DELETE FROM pump_use_cases WHERE name = ?").bind(1, name).exec();
+    Stmt(*stmts_, "DELETE FROM pump_tombstones WHERE use_case = ?").bind(1, name).exec();
   }
   log_event(a);
   tx.commit();
@@ -91,7 +91,7 @@ void Catalog::deploy_pump_use_cases(const std::vector<PumpUseCaseRow>& rows, con
 
 bool Catalog::claim_pump_lease(const std::string& name, const std::string& owner, std::int64_t now,
                                std::int64_t stale_before) {
-  Stmt s(db_,
+  Stmt s(*stmts_,
          "UPDATE pump_use_cases SET lease_owner = ?, lease_at = ?, pending = 0 "
          "WHERE name = ? AND (lease_owner = '' OR lease_at < ?)");
   s.bind(1, owner).bind(2, now).bind(3, name).bind(4, stale_before).exec();
@@ -100,7 +100,7 @@ bool Catalog::claim_pump_lease(const std::string& name, const std::string& owner
 
 bool Catalog::take_over_pump_lease(const std::string& name, const std::string& old_owner,
                                    const std::string& owner, std::int64_t now) {
-  Stmt s(db_,
+  Stmt s(*stmts_,
          "UPDATE pump_use_cases SET lease_owner = ?, lease_at = ?, pending = 0 "
          "WHERE name = ? AND lease_owner = ?");
   s.bind(1, owner).bind(2, now).bind(3, name).bind(4, old_owner).exec();
@@ -109,7 +109,7 @@ bool Catalog::take_over_pump_lease(const std::string& name, const std::string& o
 
 bool Catalog::finish_pump_run(const std::string& name, const std::string& owner,
                               const PumpRunEnd& e) {
-  Stmt s(db_,
+  Stmt s(*stmts_,
          "UPDATE pump_use_cases SET attempts = ?, parked = ?, "
          "pending = CASE WHEN ? THEN 1 ELSE pending END, next_run_at = ?, last_run_at = ?, "
          "last_error = ?, last_failed = ?, last_skipped = ?, lease_owner = '', lease_at = 0 "
@@ -129,7 +129,7 @@ bool Catalog::finish_pump_run(const std::string& name, const std::string& owner,
 }
 
 bool Catalog::trigger_pump(const std::string& name, std::int64_t now) {
-  Stmt(db_,
+  Stmt(*stmts_,
        "UPDATE pump_use_cases SET pending = 1, next_run_at = CASE WHEN parked = 0 AND attempts > "
        "0 AND pending = 1 AND next_run_at > ?1 THEN next_run_at ELSE ?1 END WHERE name = ?2")
       .bind(1, now)
@@ -140,7 +140,7 @@ bool Catalog::trigger_pump(const std::string& name, std::int64_t now) {
 
 std::optional<std::pair<std::string, std::string>> Catalog::pump_tombstone(
     const std::string& name, const std::string& content_hash, const std::string& key) const {
-  Stmt s(db_,
+  Stmt s(*stmts_,
          "SELECT code, message FROM pump_tombstones WHERE use_case = ? AND content_hash = ? AND "
          "revision = ?");
   s.bind(1, name).bind(2, content_hash).bind(3, key);
@@ -152,7 +152,7 @@ void Catalog::put_pump_tombstone(const std::string& name, const std::string& con
                                  const std::string& key, const std::string& code,
                                  const std::string& message, std::int64_t at) {
   Transaction tx(db_);
-  Stmt(db_,
+  Stmt(*stmts_,
        "INSERT OR REPLACE INTO pump_tombstones(use_case, content_hash, revision, code, message, "
        "at) VALUES(?, ?, ?, ?, ?, ?)")
       .bind(1, name)
@@ -162,7 +162,7 @@ void Catalog::put_pump_tombstone(const std::string& name, const std::string& con
       .bind(5, message)
       .bind(6, at)
       .exec();
-  Stmt(db_,
+  Stmt(*stmts_,
        "DELETE FROM pump_tombstones WHERE use_case = ?1 AND rowid NOT IN (SELECT rowid FROM "
        "pump_tombstones WHERE use_case = ?1 ORDER BY at DESC, rowid DESC LIMIT 1000)")
       .bind(1, name)
@@ -171,7 +171,7 @@ void Catalog::put_pump_tombstone(const std::string& name, const std::string& con
 }
 
 std::int64_t Catalog::pump_tombstone_count(const std::string& name) const {
-  Stmt s(db_, "SELECT COUNT(*) FROM pump_tombstones WHERE use_case = ?");
+  Stmt s(*stmts_, "SELECT COUNT(*) FROM pump_tombstones WHERE use_case = ?");
   s.bind(1, name);
   s.step();
   return s.i64(0);
@@ -185,20 +185,20 @@ void Catalog::add_pump_usage(const std::string& name, std::int64_t at,
                              const std::vector<int>& chunks, const std::string& kind) {
   Transaction tx(db_);
   for (int n : chunks)
-    Stmt(db_, "INSERT INTO pump_usage(use_case, at, chunks, kind) VALUES(?, ?, ?, ?)")
+    Stmt(*stmts_, "INSERT INTO pump_usage(use_case, at, chunks, kind) VALUES(?, ?, ?, ?)")
         .bind(1, name)
         .bind(2, at)
         .bind(3, n)
         .bind(4, kind)
         .exec();
   constexpr std::int64_t kKeepMs = 400LL * 24 * 3600 * 1000;
-  Stmt(db_, "DELETE FROM pump_usage WHERE at < ?").bind(1, at - kKeepMs).exec();
+  Stmt(*stmts_, "DELETE FROM pump_usage WHERE at < ?").bind(1, at - kKeepMs).exec();
   tx.commit();
 }
 
 std::map<std::string, std::pair<std::int64_t, std::int64_t>> Catalog::pump_usage_since(
     std::int64_t since) const {
-  Stmt s(db_,
+  Stmt s(*stmts_,
          "SELECT use_case, COUNT(*), COALESCE(SUM(chunks), 0) FROM pump_usage WHERE at >= ? "
          "GROUP BY use_case");
   s.bind(1, since);
@@ -208,14 +208,14 @@ std::map<std::string, std::pair<std::int64_t, std::int64_t>> Catalog::pump_usage
 }
 
 std::int64_t Catalog::pump_usage_entries_since(std::int64_t since) const {
-  Stmt s(db_, "SELECT COUNT(*) FROM pump_usage WHERE at >= ?");
+  Stmt s(*stmts_, "SELECT COUNT(*) FROM pump_usage WHERE at >= ?");
   s.bind(1, since);
   s.step();
   return s.i64(0);
 }
 
 std::optional<std::string> Catalog::pump_setting(const std::string& key) const {
-  Stmt s(db_, "SELECT value FROM pump_settings WHERE key = ?");
+  Stmt s(*stmts_, "SELECT value FROM pump_settings WHERE key = ?");
   s.bind(1, key);
   if (!s.step()) return std::nullopt;
   return s.str(0);
@@ -225,12 +225,12 @@ void Catalog::set_pump_setting(const std::string& key, const std::optional<std::
                                const AuditEntry& a) {
   Transaction tx(db_);
   if (value)
-    Stmt(db_, "INSERT OR REPLACE INTO pump_settings(key, value) VALUES(?, ?)")
+    Stmt(*stmts_, "INSERT OR REPLACE INTO pump_settings(key, value) VALUES(?, ?)")
         .bind(1, key)
         .bind(2, *value)
         .exec();
   else
-    Stmt(db_, "DELETE FROM pump_settings WHERE key = ?").bind(1, key).exec();
+    Stmt(*stmts_, "DELETE FROM pump_settings WHERE key = ?").bind(1, key).exec();
   log_event(a);
   tx.commit();
 }

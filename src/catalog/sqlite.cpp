@@ -20,8 +20,42 @@ Stmt::Stmt(sqlite3* db, std::string_view sql) : db_(db) {
   if (rc != SQLITE_OK) throw_sqlite(db, rc, "prepare");
 }
 
+Stmt::Stmt(StmtCache& cache, std::string_view sql) : db_(cache.db()), cache_(&cache) {
+  st_ = cache.take(sql, slot_);  // in the body: slot_ is initialised after st_
+}
+
 Stmt::~Stmt() {
-  sqlite3_finalize(st_);
+  if (cache_ && st_)
+    cache_->give(slot_, st_);
+  else
+    sqlite3_finalize(st_);
+}
+
+sqlite3_stmt* StmtCache::take(std::string_view sql, Slot*& slot) {
+  auto it = kept_.find(sql);
+  if (it == kept_.end() && kept_.size() < kMax) it = kept_.emplace(sql, nullptr).first;
+  slot = it == kept_.end() ? nullptr : &*it;
+  if (slot && slot->second) return std::exchange(slot->second, nullptr);
+  sqlite3_stmt* st = nullptr;
+  int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
+                              SQLITE_PREPARE_PERSISTENT, &st, nullptr);
+  if (rc != SQLITE_OK) throw_sqlite(db_, rc, "prepare");
+  ++prepared_;
+  return st;
+}
+
+void StmtCache::give(Slot* slot, sqlite3_stmt* st) {
+  sqlite3_reset(st);
+  sqlite3_clear_bindings(st);
+  if (slot && !slot->second)
+    slot->second = st;
+  else
+    sqlite3_finalize(st);  // a second copy of a text in use at once, or the cache is full
+}
+
+void StmtCache::clear() {
+  for (auto& [sql, st] : kept_) sqlite3_finalize(st);  // null for a text in use: harmless
+  kept_.clear();
 }
 
 Stmt& Stmt::bind(int i, std::int64_t v) {
@@ -92,6 +126,18 @@ Transaction::~Transaction() {
 void Transaction::commit() {
   exec_sql(db_, nested_ ? "RELEASE nested" : "COMMIT");
   done_ = true;
+}
+
+ReadTransaction::ReadTransaction(sqlite3* db) : db_(db), owns_(sqlite3_get_autocommit(db) != 0) {
+  if (owns_) exec_sql(db, "BEGIN");
+}
+
+ReadTransaction::~ReadTransaction() {
+  // A read-only transaction: ending it can only fail if something inside wrote and the write
+  // cannot commit, in which case it rolls back like any failed statement.
+  if (owns_ && sqlite3_get_autocommit(db_) == 0 &&
+      sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK)
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
 }
 
 sqlite3* open_wal_database(const std::string& path, const std::string& what) {

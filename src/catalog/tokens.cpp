@@ -28,7 +28,7 @@ TokenRow read_token(const Stmt& s) {
 void Catalog::create_token(const TokenRow& row, const std::string& secret_hash,
                            const AuditEntry& a) {
   Transaction tx(db_);
-  Stmt(db_,
+  Stmt(*stmts_,
        "INSERT INTO tokens(id, name, scope, kbs, secret_hash, created_at) VALUES(?, ?, ?, ?, ?, ?)")
       .bind(1, row.id)
       .bind(2, row.name)
@@ -42,14 +42,14 @@ void Catalog::create_token(const TokenRow& row, const std::string& secret_hash,
 }
 
 std::vector<TokenRow> Catalog::list_tokens() const {
-  Stmt s(db_, std::string("SELECT ") + kTokenColumns + " FROM tokens ORDER BY id");
+  Stmt s(*stmts_, std::string("SELECT ") + kTokenColumns + " FROM tokens ORDER BY id");
   std::vector<TokenRow> out;
   while (s.step()) out.push_back(read_token(s));
   return out;
 }
 
 std::optional<TokenRow> Catalog::find_token_by_hash(const std::string& secret_hash) const {
-  Stmt s(db_, std::string("SELECT ") + kTokenColumns +
+  Stmt s(*stmts_, std::string("SELECT ") + kTokenColumns +
                   " FROM tokens WHERE secret_hash = ? AND revoked_at IS NULL");
   s.bind(1, secret_hash);
   if (!s.step()) return std::nullopt;
@@ -58,7 +58,7 @@ std::optional<TokenRow> Catalog::find_token_by_hash(const std::string& secret_ha
 
 bool Catalog::revoke_token(const std::string& id, const AuditEntry& a) {
   Transaction tx(db_);
-  Stmt u(db_, "UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL");
+  Stmt u(*stmts_, "UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL");
   u.bind(1, core::now_ms()).bind(2, id).exec();
   if (sqlite3_changes(db_) == 0) return false;
   log_event(a);
@@ -68,7 +68,7 @@ bool Catalog::revoke_token(const std::string& id, const AuditEntry& a) {
 
 std::vector<AuditRow> Catalog::list_audit_before(int limit, const std::string& kb,
                                                  std::int64_t before_id) const {
-  Stmt s(db_,
+  Stmt s(*stmts_,
          "SELECT id, at, actor, surface, action, kb, target, details FROM audit"
          " WHERE (? = '' OR kb = ?) AND (? = 0 OR id < ?) ORDER BY id DESC LIMIT ?");
   s.bind(1, kb).bind(2, kb).bind(3, before_id).bind(4, before_id).bind(5, limit);

@@ -564,6 +564,7 @@ class EngineImpl final : public Engine {
 SearchResponse EngineImpl::search(const SearchRequest& r) {
   lifecycle::foreground::Query mark;  // background sweeps in this process make way
   auto t0 = std::chrono::steady_clock::now();
+  catalog::Catalog::ReadSnapshot snapshot(*cat_);
   KbConfig config = kb_config(r.kb);
   lifecycle::Retrieval rt{*cat_, layout_, *vectors_};
   SearchResponse resp = rt.search(r, config);
@@ -574,6 +575,7 @@ SearchResponse EngineImpl::search(const SearchRequest& r) {
 GrepResponse EngineImpl::grep(const GrepRequest& r) {
   lifecycle::foreground::Query mark;
   auto t0 = std::chrono::steady_clock::now();
+  catalog::Catalog::ReadSnapshot snapshot(*cat_);
   KbConfig config = kb_config(r.kb);
   lifecycle::Retrieval rt{*cat_, layout_, *vectors_};
   GrepResponse out = rt.grep(r, config);

@@ -30,7 +30,7 @@ bool busy(std::chrono::milliseconds window);
 double rest(double seconds, const std::atomic<bool>* cancel);
 
 // Paces one thread of background work: call step() between small pieces of it (a document
-// read, a chunk embedded, a document committed). While this process answers
+// read, a chunk embedded, a page committed). While this process answers
 // queries, each stretch of work of at least a quantum (0.2 ms) is followed by a rest that makes
 // the thread's share of the time `duty`. Fine steps spread the work thinly: every query
 // overlaps a sliver of it, instead of one query in 1/duty overlapping a whole page of it, which

@@ -49,9 +49,9 @@ class Scheduler {
   // with `pacer`.
   void embed_jobs(KbVectors& v, std::vector<Job>& jobs, const ReindexOptions& o,
                   foreground::Pacer& pacer, ReindexReport& report);
-  // Commits jobs [begin, end): their vectors, coordinates, tombstones and staged chunks.
+  // Commits a page of jobs: their vectors, coordinates, tombstones and staged chunks.
   void commit(const std::string& kb, const catalog::RevisionRow& rev, KbVectors& v,
-              std::vector<Job>& jobs, std::size_t begin, std::size_t end, ReindexReport& report);
+              std::vector<Job>& jobs, ReindexReport& report);
   // Re-cuts documents whose chunks were cut under other chunking than the serving revision's
   // (a straggler of a cut-over, a crash between its steps). Holds the writer lock.
   int rechunk_stragglers(const std::string& kb);

@@ -35,6 +35,38 @@ TEST_F(CatalogTest, TwoConnectionsOpenTheSameFile) {
   EXPECT_TRUE(second->find_kb("k").has_value());  // readers see committed writes
 }
 
+TEST_F(CatalogTest, AReadSnapshotSeesOneStateAndTheNextReadSeesNewWrites) {
+  cat->create_kb("k", "{}", who("kb.create", "k", "k"));
+  auto writer = Catalog::open(path);
+  {
+    Catalog::ReadSnapshot snapshot(*cat);
+    EXPECT_EQ(cat->kb_stats("k").documents, 0);
+    auto d = make_doc("k", "a.md");
+    writer->put_document(d, make_chunks({"zeppelin"}), who("document.add", "k", d.id));
+    // Committed by another connection meanwhile: not in this snapshot.
+    EXPECT_EQ(cat->kb_stats("k").documents, 0);
+    EXPECT_FALSE(cat->has_documents("k", {}));
+    EXPECT_EQ(sqlite3_get_autocommit(cat->handle()), 0);
+  }
+  // The snapshot ended: nothing is left open, and the write is seen.
+  EXPECT_NE(sqlite3_get_autocommit(cat->handle()), 0);
+  EXPECT_EQ(cat->kb_stats("k").documents, 1);
+  EXPECT_TRUE(cat->has_documents("k", {}));
+}
+
+TEST_F(CatalogTest, AReadSnapshotInsideABatchLeavesTheBatchInCharge) {
+  cat->create_kb("k", "{}", who("kb.create", "k", "k"));
+  {
+    Catalog::Batch batch(*cat);
+    auto d = make_doc("k", "a.md");
+    cat->put_document(d, make_chunks({"zeppelin"}), who("document.add", "k", d.id));
+    { Catalog::ReadSnapshot snapshot(*cat); }
+    EXPECT_EQ(sqlite3_get_autocommit(cat->handle()), 0);  // still the batch's transaction
+    batch.commit();
+  }
+  EXPECT_EQ(Catalog::open(path)->kb_stats("k").documents, 1);
+}
+
 TEST_F(CatalogTest, WalModeIsOn) {
   EXPECT_EQ(pragma_text(cat->handle(), "PRAGMA journal_mode"), "wal");
   EXPECT_EQ(pragma_text(cat->handle(), "PRAGMA foreign_keys"), "1");

@@ -440,6 +440,27 @@ TEST_F(EngineTest, WritesAreAuditedWithActorAndSurface) {
                                                "document.delete"}));
 }
 
+TEST_F(EngineTest, SearchesSeeWhatAnotherEngineCommitsBetweenThem) {
+  // Each search reads one snapshot of the catalog; the next search must see the writes of
+  // another connection (the server beside a CLI), in every mode that reads the catalog.
+  engine->create_kb("k", "");
+  EngineOptions o;
+  o.data_dir = data;
+  auto other = Engine::open(o);
+  for (const char* mode : {"keyword", "grep"}) {
+    SCOPED_TRACE(mode);
+    SearchRequest r;
+    r.kb = "k";
+    r.mode = mode;
+    r.query = std::string("zeppelin") + mode;
+    EXPECT_TRUE(engine->search(r).hits.empty());
+    other->ingest_bytes("k", std::string(mode) + ".md", "# Z\n\n" + r.query + " airship\n", {});
+    auto resp = engine->search(r);
+    ASSERT_EQ(resp.hits.size(), 1u);
+    EXPECT_EQ(resp.index_status.keyword, "ready");
+  }
+}
+
 TEST_F(EngineTest, SecondWriterWaitsThenFailsBusy) {
   engine->create_kb("k", "");
   EngineOptions o;
