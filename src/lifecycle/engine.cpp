@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
+#include <utility>
 
 #include "catalog/catalog.h"
 #include "catalog/embed_cache.h"
@@ -412,8 +413,15 @@ class EngineImpl final : public Engine {
     return a;
   }
 
+  // The KB's config, parsed once per text of it: parsing was a tenth of a vector search.
   KbConfig kb_config(const std::string& kb) const {
-    return core::kb_config_from_json(json::parse(cat_->get_kb(kb).config_json));
+    std::string text = cat_->get_kb(kb).config_json;
+    auto& [seen, config] = configs_[kb];
+    if (seen != text || text.empty()) {
+      config = core::kb_config_from_json(json::parse(text));
+      seen = std::move(text);
+    }
+    return config;
   }
 
   catalog::DocumentRow doc_row(const std::string& kb, const std::string& id) const {
@@ -559,6 +567,7 @@ class EngineImpl final : public Engine {
   std::unique_ptr<catalog::Catalog> cat_;
   std::unique_ptr<lifecycle::Vectors> vectors_;
   std::unique_ptr<catalog::EmbedCache> cache_;  // opened by the first reindex
+  mutable std::unordered_map<std::string, std::pair<std::string, KbConfig>> configs_;
 };
 
 SearchResponse EngineImpl::search(const SearchRequest& r) {

@@ -459,6 +459,16 @@ TEST_F(EngineTest, SearchesSeeWhatAnotherEngineCommitsBetweenThem) {
     ASSERT_EQ(resp.hits.size(), 1u);
     EXPECT_EQ(resp.index_status.keyword, "ready");
   }
+  // So are config changes (the parsed config is kept per text of it, not per KB).
+  SearchRequest r;
+  r.kb = "k";
+  r.mode = "keyword";
+  r.query = "airship";
+  EXPECT_EQ(engine->search(r).hits.size(), 2u);
+  other->set_kb("k", {{"modes", R"(["grep"])"}});
+  EXPECT_EQ(code_of([&] { engine->search(r); }), Code::mode_unavailable);
+  other->set_kb("k", {{"modes", R"(["grep","keyword"])"}});
+  EXPECT_EQ(engine->search(r).hits.size(), 2u);
 }
 
 TEST_F(EngineTest, SecondWriterWaitsThenFailsBusy) {
