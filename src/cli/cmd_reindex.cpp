@@ -18,8 +18,10 @@ extern "C" void on_sigint(int) {
 
 }  // namespace
 
-ReindexReport run_reindex(Engine& engine, const std::string& kb, bool json_out, int workers) {
+ReindexReport run_reindex(Engine& engine, const std::string& kb, bool json_out, int workers,
+                          double duty) {
   ReindexOptions o;
+  o.foreground_duty = duty;
   ProgressBar bar;
   if (!json_out && stderr_is_tty())
     o.progress = [&bar](const ReindexProgress& p) {
@@ -72,6 +74,7 @@ void add_reindex_command(CLI::App& app, Globals& g, int& exit_code) {
   struct Args {
     std::string kb;
     int workers = 0;
+    double duty = kCliIndexDuty;
   };
   auto a = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
@@ -79,6 +82,10 @@ void add_reindex_command(CLI::App& app, Globals& g, int& exit_code) {
   cmd->add_option("--kb", a->kb, "Only this knowledge base (default: all)");
   cmd->add_option("--workers", a->workers, "Provider calls in flight (default: automatic)")
       ->check(CLI::Range(0, 64));
+  cmd->add_option("--index-duty", a->duty,
+                  "Share of the time the sweep works while searches run on the same data "
+                  "directory, e.g. a server's (1: no pacing; it never rests otherwise)")
+      ->check(CLI::Range(0.05, 1.0));
   cmd->callback([&g, &exit_code, a] {
     auto engine = open_engine(g);
     std::vector<std::string> kbs;
@@ -88,7 +95,7 @@ void add_reindex_command(CLI::App& app, Globals& g, int& exit_code) {
       for (const auto& k : engine->list_kbs()) kbs.push_back(k.name);
     json all = json::array();
     for (const auto& kb : kbs) {
-      auto r = run_reindex(*engine, kb, g.json, a->workers);
+      auto r = run_reindex(*engine, kb, g.json, a->workers, a->duty);
       if (g.json)
         all.push_back(to_json(r));
       else

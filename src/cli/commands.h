@@ -24,7 +24,11 @@ void add_embed_command(CLI::App& app, Globals& g, int& exit_code);   // cmd_embe
 
 // The vector sweep shared by `reindex` and `ingest --wait` (cmd_reindex.cpp): progress bar on
 // a terminal, Ctrl-C cancels cleanly.
-ReindexReport run_reindex(Engine& engine, const std::string& kb, bool json_out, int workers = 0);
+// `duty`: the sweep's share of the time while searches run on the same data directory (a
+// server beside this command); it never rests otherwise.
+inline constexpr double kCliIndexDuty = 0.25;
+ReindexReport run_reindex(Engine& engine, const std::string& kb, bool json_out, int workers = 0,
+                          double duty = kCliIndexDuty);
 void print_reindex_human(const ReindexReport& r);
 int reindex_exit_status(const ReindexReport& r);
 

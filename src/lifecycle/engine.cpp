@@ -568,10 +568,21 @@ class EngineImpl final : public Engine {
   std::unique_ptr<lifecycle::Vectors> vectors_;
   std::unique_ptr<catalog::EmbedCache> cache_;  // opened by the first reindex
   mutable std::unordered_map<std::string, std::pair<std::string, KbConfig>> configs_;
+  std::shared_ptr<lifecycle::foreground::Shared> activity_;  // opened by the first search
+  bool activity_opened_ = false;
+
+  lifecycle::foreground::Shared* activity() {
+    if (!activity_opened_) {
+      activity_ = lifecycle::foreground::shared(layout_.data_dir);
+      activity_opened_ = true;
+    }
+    return activity_.get();
+  }
 };
 
 SearchResponse EngineImpl::search(const SearchRequest& r) {
-  lifecycle::foreground::Query mark;  // background sweeps in this process make way
+  // Background sweeps make way: this process's, and other processes' on this data directory.
+  lifecycle::foreground::Query mark(activity());
   auto t0 = std::chrono::steady_clock::now();
   catalog::Catalog::ReadSnapshot snapshot(*cat_);
   KbConfig config = kb_config(r.kb);
@@ -582,7 +593,7 @@ SearchResponse EngineImpl::search(const SearchRequest& r) {
 }
 
 GrepResponse EngineImpl::grep(const GrepRequest& r) {
-  lifecycle::foreground::Query mark;
+  lifecycle::foreground::Query mark(activity());
   auto t0 = std::chrono::steady_clock::now();
   catalog::Catalog::ReadSnapshot snapshot(*cat_);
   KbConfig config = kb_config(r.kb);

@@ -1,6 +1,14 @@
 #include "lifecycle/foreground.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <map>
+#include <mutex>
 #include <thread>
 
 namespace quarry::lifecycle::foreground {
@@ -18,22 +26,73 @@ std::int64_t now_ticks() {
   return Clock::now().time_since_epoch().count();
 }
 
+constexpr std::size_t kSharedBytes = 64;
+
+bool recent(std::int64_t ticks, std::chrono::milliseconds window) {
+  return ticks != 0 &&
+         now_ticks() - ticks < std::chrono::duration_cast<Clock::duration>(window).count();
+}
+
 }  // namespace
 
-Query::Query() {
+// steady_clock is CLOCK_MONOTONIC: one clock for every process on the machine.
+static_assert(std::atomic_ref<std::int64_t>::is_always_lock_free);
+
+Shared::~Shared() {
+  munmap(map_, kSharedBytes);
+  close(fd_);
+}
+
+void Shared::stamp() {
+  std::atomic_ref<std::int64_t>(*static_cast<std::int64_t*>(map_))
+      .store(now_ticks(), std::memory_order_relaxed);
+}
+
+std::int64_t Shared::last() const {
+  return std::atomic_ref<std::int64_t>(*static_cast<std::int64_t*>(map_))
+      .load(std::memory_order_relaxed);
+}
+
+std::shared_ptr<Shared> shared(const std::string& data_dir) {
+  static std::mutex mu;
+  static std::map<std::string, std::weak_ptr<Shared>> open;
+  const std::string path = (std::filesystem::path(data_dir) / "activity").string();
+  std::lock_guard lock(mu);
+  if (auto s = open[path].lock()) return s;
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return nullptr;
+  struct stat st {};
+  // A fresh file is zeros (never stamped); one that is too short is extended, not cut.
+  if (fstat(fd, &st) != 0 ||
+      (st.st_size < static_cast<off_t>(kSharedBytes) && ftruncate(fd, kSharedBytes) != 0)) {
+    close(fd);
+    return nullptr;
+  }
+  void* map = mmap(nullptr, kSharedBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (map == MAP_FAILED) {
+    close(fd);
+    return nullptr;
+  }
+  std::shared_ptr<Shared> s(new Shared(fd, map));
+  open[path] = s;
+  return s;
+}
+
+Query::Query(Shared* s) : shared_(s) {
   running.fetch_add(1, std::memory_order_relaxed);
+  if (shared_) shared_->stamp();
 }
 
 Query::~Query() {
   last_end.store(now_ticks(), std::memory_order_relaxed);
   running.fetch_sub(1, std::memory_order_relaxed);
+  if (shared_) shared_->stamp();
 }
 
-bool busy(std::chrono::milliseconds window) {
+bool busy(std::chrono::milliseconds window, const Shared* s) {
   if (running.load(std::memory_order_relaxed) > 0) return true;
-  const std::int64_t end = last_end.load(std::memory_order_relaxed);
-  return end != 0 &&
-         now_ticks() - end < std::chrono::duration_cast<Clock::duration>(window).count();
+  if (recent(last_end.load(std::memory_order_relaxed), window)) return true;
+  return s && recent(s->last(), window);
 }
 
 double rest(double seconds, const std::atomic<bool>* cancel) {
@@ -48,11 +107,11 @@ double rest(double seconds, const std::atomic<bool>* cancel) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-Pacer::Pacer(double duty, const std::atomic<bool>* cancel)
-    : duty_(duty), cancel_(cancel), since_(Clock::now()) {}
+Pacer::Pacer(double duty, const std::atomic<bool>* cancel, std::shared_ptr<const Shared> shared)
+    : duty_(duty), cancel_(cancel), shared_(std::move(shared)), since_(Clock::now()) {}
 
 bool Pacer::active() const {
-  return duty_ > 0 && duty_ < 1 && busy(kWindow);
+  return duty_ > 0 && duty_ < 1 && busy(kWindow, shared_.get());
 }
 
 void Pacer::step() {
@@ -60,7 +119,7 @@ void Pacer::step() {
   const auto now = Clock::now();
   const double work = std::chrono::duration<double>(now - since_).count();
   if (work < kQuantum) return;
-  if (busy(kWindow)) {
+  if (busy(kWindow, shared_.get())) {
     // A sleep this short overshoots (the wake-up, on a VM the host's): the excess is credited
     // against the next rests, so that the share of the time stays `duty`.
     owed_ += work * (1 / duty_ - 1);

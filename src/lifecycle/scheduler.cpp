@@ -115,7 +115,7 @@ void Scheduler::embed_jobs(KbVectors& v, std::vector<Job>& jobs, const ReindexOp
   std::vector<std::thread> pool;
   for (int w = 1; w < workers; ++w)
     pool.emplace_back([&] {  // each worker thread paces itself
-      foreground::Pacer own(o.foreground_duty, o.cancel);
+      foreground::Pacer own(o.foreground_duty, o.cancel, pacer.shared());
       run(own);
       std::lock_guard lock(rested_mu);
       report.rested_ms += 1000 * own.rested_s();
@@ -241,7 +241,11 @@ bool Scheduler::build_revision(const std::string& kb, const catalog::RevisionRow
   // sweep began come first, as they would at its start.
   std::optional<catalog::PendingDocument> cursor;
   const std::int64_t began = core::now_ms();
-  foreground::Pacer pacer(o.foreground_duty, o.cancel);
+  // Searches of other processes on this data directory (a server beside `quarry reindex`)
+  // count too; the shared stamp is only opened when there is pacing to do.
+  const bool paced = o.foreground_duty > 0 && o.foreground_duty < 1;
+  foreground::Pacer pacer(o.foreground_duty, o.cancel,
+                          paced ? foreground::shared(vectors_.data_dir()) : nullptr);
   struct Rested {  // the pacer's rests go into the report however the page ends
     ReindexReport& report;
     const foreground::Pacer& pacer;

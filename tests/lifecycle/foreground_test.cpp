@@ -2,6 +2,10 @@
 // yields to queries"): while a search runs, or ended a moment ago, a sweep with a duty under 1
 // rests between small pieces of its work, and says how long in its report; without searches,
 // or with duty 1, it never rests. Either way every document is embedded.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -103,6 +107,64 @@ TEST(ForegroundPacer, KeepsItsShareOfTheTimeWhileQueriesRunAndOnlyThen) {
     quiet.step();
   }
   EXPECT_EQ(quiet.rested_s(), 0);
+}
+
+// `quarry search` run over and over by another process (a shell loop in its own process
+// group), stopped by PID when the test ends.
+class SearchingProcess {
+ public:
+  SearchingProcess(const std::string& data, const std::string& kb) {
+    const std::string loop = std::string("while :; do '") + QUARRY_BINARY + "' --data-dir '" +
+                             data + "' search --kb " + kb + " pumps >/dev/null 2>&1; done";
+    pid_ = fork();
+    if (pid_ == 0) {
+      setpgid(0, 0);
+      execl("/bin/sh", "sh", "-c", loop.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+  }
+  ~SearchingProcess() {
+    if (pid_ <= 0) return;
+    kill(-pid_, SIGKILL);
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  bool started() const { return pid_ > 0; }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+// Polls `p.active()` for up to `seconds`; true as soon as it is.
+bool becomes_active(const foreground::Pacer& p, double seconds) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < until) {
+    if (p.active()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return false;
+}
+
+TEST_F(Foreground, ASweepSeesSearchesOfAnotherProcessOnItsDataDirectory) {
+  engine->create_kb("k", "{}");
+  add("k", "a.md", "pumps and valves");
+  make_kb("s");
+  auto activity = foreground::shared(data);
+  ASSERT_NE(activity, nullptr);
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  foreground::Pacer local_only(0.25, nullptr);
+  foreground::Pacer paced(0.25, nullptr, activity);
+  ASSERT_FALSE(paced.active());
+  {
+    SearchingProcess other(data, "k");
+    ASSERT_TRUE(other.started());
+    EXPECT_TRUE(becomes_active(paced, 20)) << "no search of the other process was seen";
+    EXPECT_FALSE(local_only.active());  // not this process's searches: only the shared stamp
+    // And so a sweep here (as `quarry reindex` beside a server) rests for them.
+    EXPECT_GT(sweep("s", 0.5).rested_ms, 0);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  EXPECT_FALSE(paced.active());  // the other process is gone: nothing stays stuck
 }
 
 TEST_F(Foreground, ARestEndsWhenTheSweepIsCancelled) {
