@@ -240,8 +240,9 @@ std::optional<DocumentRow> Catalog::find_document_by_filename(const std::string&
 
 std::optional<DocumentRow> Catalog::find_document(const std::string& kb,
                                                   const std::string& id) const {
-  Stmt s(*stmts_, std::string("SELECT ") + kDocColumns +
-                  " FROM documents d JOIN kbs k ON k.id = d.kb_id WHERE k.name = ? AND d.id = ?");
+  Stmt s(*stmts_,
+         std::string("SELECT ") + kDocColumns +
+             " FROM documents d JOIN kbs k ON k.id = d.kb_id WHERE k.name = ? AND d.id = ?");
   s.bind(1, kb).bind(2, id);
   if (!s.step()) return std::nullopt;
   return read_doc(s);
@@ -357,7 +358,7 @@ std::vector<std::string> Catalog::delete_where(const std::string& kb, const core
 std::vector<ChunkRow> Catalog::chunks_of(const std::string& kb, const std::string& doc_id) const {
   KbRow k = get_kb(kb);
   Stmt s(*stmts_, std::string("SELECT ") + kChunkColumns +
-                  " FROM chunks c WHERE c.kb_id = ? AND c.doc_id = ? ORDER BY c.chunk_index");
+                      " FROM chunks c WHERE c.kb_id = ? AND c.doc_id = ? ORDER BY c.chunk_index");
   s.bind(1, k.id).bind(2, doc_id);
   std::vector<ChunkRow> out;
   while (s.step()) out.push_back(read_chunk(s));
@@ -417,8 +418,8 @@ void Catalog::cut_over_revision(const std::string& kb, const std::string& buildi
       while (s.step()) docs.emplace_back(s.str(0), s.str(1));
     }
     Stmt rows(*stmts_, std::string("SELECT ") + kChunkColumns +
-                       " FROM staged_chunks c WHERE c.kb_id = ? AND c.revision = ? AND"
-                       " c.doc_id = ? ORDER BY c.chunk_index");
+                           " FROM staged_chunks c WHERE c.kb_id = ? AND c.revision = ? AND"
+                           " c.doc_id = ? ORDER BY c.chunk_index");
     Stmt mark(*stmts_, "UPDATE documents SET chunk_count = ?, chunking = ? WHERE id = ?");
     for (const auto& [id, title] : docs) {
       std::vector<ChunkRow> chunks;

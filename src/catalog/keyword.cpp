@@ -157,8 +157,8 @@ std::optional<std::vector<KeywordRow>> Catalog::keyword_search_cached(
 
 void Catalog::load_keyword_rows(KeywordRow* begin, KeywordRow* end) const {
   Stmt detail(*stmts_, std::string("SELECT ") + kChunkColumns + ", " + kDocColumns +
-                       " FROM chunks c JOIN documents d ON d.id = c.doc_id"
-                       " JOIN kbs k ON k.id = d.kb_id WHERE c.id = ?");
+                           " FROM chunks c JOIN documents d ON d.id = c.doc_id"
+                           " JOIN kbs k ON k.id = d.kb_id WHERE c.id = ?");
   for (KeywordRow* r = begin; r != end; ++r) {
     if (r->loaded) continue;
     detail.reset();
@@ -174,9 +174,9 @@ std::vector<KeywordRow> Catalog::load_chunks(const std::string& kb,
                                              const std::vector<ChunkKey>& keys) const {
   const KbRow k = get_kb(kb);
   Stmt detail(*stmts_, std::string("SELECT c.id, ") + kChunkColumns + ", " + kDocColumns +
-                       " FROM chunks c JOIN documents d ON d.id = c.doc_id"
-                       " JOIN kbs k ON k.id = d.kb_id"
-                       " WHERE c.kb_id = ? AND c.doc_id = ? AND c.chunk_index = ?");
+                           " FROM chunks c JOIN documents d ON d.id = c.doc_id"
+                           " JOIN kbs k ON k.id = d.kb_id"
+                           " WHERE c.kb_id = ? AND c.doc_id = ? AND c.chunk_index = ?");
   std::vector<KeywordRow> out(keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) {
     detail.reset();

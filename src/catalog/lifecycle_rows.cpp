@@ -44,7 +44,7 @@ constexpr const char* kRevisionColumns =
 std::vector<RevisionRow> Catalog::revisions(const std::string& kb) const {
   KbRow k = get_kb(kb);
   Stmt s(*stmts_, std::string("SELECT ") + kRevisionColumns +
-                  " FROM revisions WHERE kb_id = ? ORDER BY created_at, revision");
+                      " FROM revisions WHERE kb_id = ? ORDER BY created_at, revision");
   s.bind(1, k.id);
   std::vector<RevisionRow> out;
   while (s.step()) out.push_back(read_revision(s));
@@ -54,8 +54,9 @@ std::vector<RevisionRow> Catalog::revisions(const std::string& kb) const {
 std::optional<RevisionRow> Catalog::revision_in_state(const std::string& kb,
                                                       const std::string& state) const {
   KbRow k = get_kb(kb);
-  Stmt s(*stmts_, std::string("SELECT ") + kRevisionColumns +
-                  " FROM revisions WHERE kb_id = ? AND state = ? ORDER BY created_at DESC LIMIT 1");
+  Stmt s(*stmts_,
+         std::string("SELECT ") + kRevisionColumns +
+             " FROM revisions WHERE kb_id = ? AND state = ? ORDER BY created_at DESC LIMIT 1");
   s.bind(1, k.id).bind(2, state);
   if (!s.step()) return std::nullopt;
   return read_revision(s);
@@ -298,8 +299,8 @@ std::optional<std::vector<ChunkRow>> Catalog::staged_chunks(
     const std::string& content_sha256) const {
   KbRow k = get_kb(kb);
   Stmt s(*stmts_, std::string("SELECT ") + kChunkColumns +
-                  " FROM staged_chunks c WHERE c.kb_id = ? AND c.revision = ? AND c.doc_id = ?"
-                  " AND c.content_sha256 = ? ORDER BY c.chunk_index");
+                      " FROM staged_chunks c WHERE c.kb_id = ? AND c.revision = ? AND c.doc_id = ?"
+                      " AND c.content_sha256 = ? ORDER BY c.chunk_index");
   s.bind(1, k.id).bind(2, revision).bind(3, doc_id).bind(4, content_sha256);
   std::vector<ChunkRow> out;
   while (s.step()) out.push_back(read_chunk(s));
@@ -311,8 +312,8 @@ std::vector<DocumentRow> Catalog::documents_chunked_otherwise(const std::string&
                                                               const std::string& chunking) const {
   KbRow k = get_kb(kb);
   Stmt s(*stmts_, std::string("SELECT ") + kDocColumns +
-                  " FROM documents d JOIN kbs k ON k.id = d.kb_id WHERE d.kb_id = ? AND"
-                  " d.chunking <> '' AND d.chunking <> ?");
+                      " FROM documents d JOIN kbs k ON k.id = d.kb_id WHERE d.kb_id = ? AND"
+                      " d.chunking <> '' AND d.chunking <> ?");
   s.bind(1, k.id).bind(2, chunking);
   std::vector<DocumentRow> out;
   while (s.step()) out.push_back(read_doc(s));

@@ -57,7 +57,7 @@ void Catalog::deploy_pump_use_cases(const std::vector<PumpUseCaseRow>& rows, con
   for (const auto& r : rows) {
     keep.insert(r.name);
     Stmt(*stmts_, std::string("INSERT OR REPLACE INTO pump_use_cases(") + kColumns +
-                  ") VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                      ") VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
         .bind(1, r.name)
         .bind(2, r.config_json)
         .bind(3, r.config_revision)

@@ -50,7 +50,7 @@ std::vector<TokenRow> Catalog::list_tokens() const {
 
 std::optional<TokenRow> Catalog::find_token_by_hash(const std::string& secret_hash) const {
   Stmt s(*stmts_, std::string("SELECT ") + kTokenColumns +
-                  " FROM tokens WHERE secret_hash = ? AND revoked_at IS NULL");
+                      " FROM tokens WHERE secret_hash = ? AND revoked_at IS NULL");
   s.bind(1, secret_hash);
   if (!s.step()) return std::nullopt;
   return read_token(s);

@@ -35,7 +35,9 @@ bool recent(std::int64_t ticks, std::chrono::milliseconds window) {
 
 }  // namespace
 
-// steady_clock is CLOCK_MONOTONIC: one clock for every process on the machine.
+// The stamp is read and written by several processes through the mapping: it must be a plain
+// lock-free 8-byte word. Its unit is steady_clock's (CLOCK_MONOTONIC), one clock for every
+// process on the machine.
 static_assert(std::atomic_ref<std::int64_t>::is_always_lock_free);
 
 Shared::~Shared() {
@@ -55,10 +57,10 @@ std::int64_t Shared::last() const {
 
 std::shared_ptr<Shared> shared(const std::string& data_dir) {
   static std::mutex mu;
-  static std::map<std::string, std::weak_ptr<Shared>> open;
+  static std::map<std::string, std::weak_ptr<Shared>> mapped;
   const std::string path = (std::filesystem::path(data_dir) / "activity").string();
   std::lock_guard lock(mu);
-  if (auto s = open[path].lock()) return s;
+  if (auto s = mapped[path].lock()) return s;
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return nullptr;
   struct stat st {};
@@ -74,7 +76,7 @@ std::shared_ptr<Shared> shared(const std::string& data_dir) {
     return nullptr;
   }
   std::shared_ptr<Shared> s(new Shared(fd, map));
-  open[path] = s;
+  mapped[path] = s;
   return s;
 }
 

@@ -62,10 +62,11 @@ double rest(double seconds, const std::atomic<bool>* cancel);
 
 // Paces one thread of background work: call step() between small pieces of it (a document
 // read, a chunk embedded, a page committed). While this process (or, with `shared`, any
-// process on the same data directory) answers queries, each stretch of work of at least a quantum (0.2 ms) is followed by a rest that makes
-// the thread's share of the time `duty`. Fine steps spread the work thinly: every query
-// overlaps a sliver of it, instead of one query in 1/duty overlapping a whole page of it, which
-// is what set the p99 (docs/benchmarks.md). duty outside (0, 1): never rests.
+// process on the same data directory) answers queries, each stretch of work of at least a
+// quantum (0.2 ms) is followed by a rest that makes the thread's share of the time `duty`.
+// Fine steps spread the work thinly: every query overlaps a sliver of it, instead of one query
+// in 1/duty overlapping a whole page of it, which is what set the p99 (docs/benchmarks.md).
+// duty outside (0, 1): never rests.
 class Pacer {
  public:
   Pacer(double duty, const std::atomic<bool>* cancel, std::shared_ptr<const Shared> shared = {});
