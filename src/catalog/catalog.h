@@ -154,6 +154,7 @@ struct KeywordRow {
   double raw_score = 0;  // BM25F, higher is better
   double max_score = 0;  // the query's theoretical maximum (for normalisation)
   bool loaded = false;   // doc and chunk filled by load_keyword_rows()
+  bool keyed = false;    // only the keys filled, by load_keyword_keys()
   DocumentRow doc;       // the owning document
   ChunkRow chunk;        // with its text
 };
@@ -295,6 +296,9 @@ class Catalog {
   // Off: every keyword query goes to FTS5 (tests compare the two paths).
   void set_memory_index_enabled(bool on) { memory_index_enabled_ = on; }
   void load_keyword_rows(KeywordRow* begin, KeywordRow* end) const;
+  // Only what identifies each chunk (doc.id; chunk.index, chunk_id, parent_chunk), for a
+  // fusion that ranks many candidates and reads the rows of its winners only (load_chunks).
+  void load_keyword_keys(KeywordRow* begin, KeywordRow* end) const;
   // Rows for (document id, chunk index) keys of `kb` (vector hits come back from a store as
   // keys). A key whose chunk no longer exists comes back with loaded = false.
   struct ChunkKey {

@@ -170,6 +170,21 @@ void Catalog::load_keyword_rows(KeywordRow* begin, KeywordRow* end) const {
   }
 }
 
+void Catalog::load_keyword_keys(KeywordRow* begin, KeywordRow* end) const {
+  Stmt key(*stmts_, "SELECT doc_id, chunk_index, chunk_id, parent_chunk FROM chunks WHERE id = ?");
+  for (KeywordRow* r = begin; r != end; ++r) {
+    if (r->loaded || r->keyed) continue;
+    key.reset();
+    key.bind(1, r->rowid);
+    if (!key.step()) continue;
+    r->keyed = true;
+    r->doc.id = key.str(0);
+    r->chunk.index = static_cast<int>(key.i64(1));
+    r->chunk.chunk_id = key.str(2);
+    r->chunk.parent_chunk = key.opt_str(3);
+  }
+}
+
 std::vector<KeywordRow> Catalog::load_chunks(const std::string& kb,
                                              const std::vector<ChunkKey>& keys) const {
   const KbRow k = get_kb(kb);

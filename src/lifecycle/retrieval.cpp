@@ -95,7 +95,10 @@ std::string Retrieval::hybrid(const SearchRequest& r, const KbConfig& config,
     throw Error(Code::invalid_argument, "semantic_ratio must be between 0 and 1",
                 {{"field", "semantic_ratio"}});
   const int depth = search::fusion_depth(r.top_k);
-  auto kw = search::keyword_search(cat_, r.kb, r.query, filter, depth, 0, r.advanced);
+  // Both sides are bare candidates (keys and scores): a top 10 ranks 50 keyword and 200 vector
+  // chunks, and only the hits returned are read and highlighted (reading and highlighting all
+  // 50 keyword rows was half of a hybrid query).
+  auto kw = search::keyword_candidates(cat_, r.kb, r.query, filter, depth, r.advanced);
   std::vector<Hit> vh;
   try {
     // The vector side goes deeper: a chunk missing from a list counts 0 there, and a deeper
@@ -110,15 +113,17 @@ std::string Retrieval::hybrid(const SearchRequest& r, const KbConfig& config,
                             "; answered by keyword");
     resp.hits = std::move(kw);
     std::erase_if(resp.hits, [&](const Hit& h) { return h.score < r.min_score; });
-    if (static_cast<int>(resp.hits.size()) > r.top_k) resp.hits.resize(r.top_k);
+    search::complete_hits(cat_, r.kb, r.query, resp.hits, r.top_k, r.advanced);
     return "keyword";
   }
   // A few more than top_k: stale vectors and sibling windows are dropped once rows are read.
   resp.hits = search::fuse(kw, vh, fo, r.top_k * 2 + 10, r.min_score);
-  search::complete_hits(cat_, r.kb, r.query, resp.hits, r.top_k);
-  if (static_cast<int>(kw.size()) > r.top_k) kw.resize(r.top_k);
+  search::complete_hits(cat_, r.kb, r.query, resp.hits, r.top_k, r.advanced);
+  // Each mode's own list; chunks already in the fused top are copied, not read again.
+  if (static_cast<int>(kw.size()) > r.top_k + 2) kw.resize(r.top_k + 2);
+  search::complete_hits(cat_, r.kb, r.query, kw, r.top_k, r.advanced, &resp.hits);
   if (static_cast<int>(vh.size()) > r.top_k * 2 + 10) vh.resize(r.top_k * 2 + 10);
-  search::complete_hits(cat_, r.kb, r.query, vh, r.top_k);
+  search::complete_hits(cat_, r.kb, r.query, vh, r.top_k, r.advanced, &resp.hits);
   resp.per_mode.emplace_back("keyword", std::move(kw));
   resp.per_mode.emplace_back("vector", std::move(vh));
   return "hybrid";

@@ -108,55 +108,117 @@ std::string safe_match_expression(const std::string& text, bool drop_stopwords) 
   return expr;
 }
 
-std::vector<Hit> keyword_search(const catalog::Catalog& cat, const std::string& kb,
-                                const std::string& query, const core::Filter& filter, int top_k,
-                                double min_score, bool advanced, const KeywordParams& params) {
+namespace {
+
+// The query's chunks best first, as rowids and scores (no rows read yet), and the expression
+// their snippets highlight. No rows when the text has no words.
+struct Ranked {
+  std::vector<catalog::KeywordRow> rows;
+  std::string match;
+};
+
+Ranked rank(const catalog::Catalog& cat, const std::string& kb, const std::string& query,
+            const core::Filter& filter, int top_k, double min_score, bool advanced,
+            const KeywordParams& params) {
   if (top_k < 1 || top_k > 1000)
     throw Error(Code::invalid_argument, "top_k must be between 1 and 1000", {{"field", "top_k"}});
   if (min_score < 0 || min_score > 1)
     throw Error(Code::invalid_argument, "min_score must be between 0 and 1",
                 {{"field", "min_score"}});
+  Ranked out;
   catalog::KeywordQuery q;
-  q.match = advanced ? query : safe_match_expression(query, params.drop_stopwords);
+  q.match = match_expression(query, advanced, params.drop_stopwords);
   if (q.match.empty()) {
     cat.get_kb(kb);  // still report an unknown KB
-    return {};
+    return out;
   }
   q.filter = filter;
   q.params = params.bm25;
   // Sibling windows of one oversize section collapse to the best; rank extra rows so k hits
-  // remain, but load rows (PK lookups) only as far as needed.
+  // remain, but read rows (PK lookups) only as far as needed.
   q.limit = params.collapse_windows ? top_k * 3 + 10 : top_k;
   std::optional<std::vector<catalog::KeywordRow>> cached;
   if (!advanced && filter.empty())
     cached =
         cat.keyword_search_cached(kb, query_terms(query, params.drop_stopwords), q.limit, q.params);
-  auto rows = cached ? std::move(*cached) : cat.keyword_search(kb, q);
+  out.rows = cached ? std::move(*cached) : cat.keyword_search(kb, q);
+  out.match = std::move(q.match);
+  return out;
+}
 
+double normalised(const catalog::KeywordRow& r) {
+  return r.max_score > 0 ? std::clamp(r.raw_score / r.max_score, 0.0, 1.0) : 0.0;
+}
+
+// Walks `rows` best first to at most top_k of them: stops below min_score, reads rows a batch
+// at a time as far as needed (whole, or only their keys when `keys_only`), skips rows deleted
+// since they were ranked and sibling windows of a section already kept. Returns row indices.
+std::vector<std::size_t> keep(const catalog::Catalog& cat, std::vector<catalog::KeywordRow>& rows,
+                              int top_k, double min_score, bool collapse, bool keys_only) {
+  std::vector<std::size_t> kept;
+  std::unordered_set<std::string> parents;
+  const auto want = static_cast<std::size_t>(top_k);
+  for (std::size_t i = 0; i < rows.size() && kept.size() < want; ++i) {
+    auto& r = rows[i];
+    if (normalised(r) < min_score) break;  // rows are ordered by score
+    auto ready = [&] { return r.loaded || (keys_only && r.keyed); };
+    if (!ready()) {
+      const std::size_t batch = std::min(rows.size(), i + want - kept.size());
+      if (keys_only)
+        cat.load_keyword_keys(rows.data() + i, rows.data() + batch);
+      else
+        cat.load_keyword_rows(rows.data() + i, rows.data() + batch);
+    }
+    if (!ready()) continue;  // deleted between the phases
+    if (collapse && r.chunk.parent_chunk && !parents.insert(*r.chunk.parent_chunk).second) continue;
+    kept.push_back(i);
+  }
+  return kept;
+}
+
+}  // namespace
+
+std::vector<Hit> keyword_search(const catalog::Catalog& cat, const std::string& kb,
+                                const std::string& query, const core::Filter& filter, int top_k,
+                                double min_score, bool advanced, const KeywordParams& params) {
+  auto [rows, match] = rank(cat, kb, query, filter, top_k, min_score, advanced, params);
+  const auto kept = keep(cat, rows, top_k, min_score, params.collapse_windows, false);
   std::vector<Hit> hits;
   std::vector<const std::string*> texts;
-  std::unordered_set<std::string> parents;
-  for (std::size_t i = 0; i < rows.size() && static_cast<int>(hits.size()) < top_k; ++i) {
-    auto& r = rows[i];
-    double score = r.max_score > 0 ? std::clamp(r.raw_score / r.max_score, 0.0, 1.0) : 0.0;
-    if (score < min_score) break;  // rows are ordered by score
-    if (!r.loaded) {
-      std::size_t batch = std::min(rows.size(), i + static_cast<std::size_t>(top_k) - hits.size());
-      cat.load_keyword_rows(rows.data() + i, rows.data() + batch);
-    }
-    if (!r.loaded) continue;  // deleted between the phases
-    if (params.collapse_windows && r.chunk.parent_chunk &&
-        !parents.insert(*r.chunk.parent_chunk).second)
-      continue;
-    Hit h = make_hit(r, score, r.raw_score, "bm25");
-    texts.push_back(&r.chunk.text);
-    hits.push_back(std::move(h));
+  for (std::size_t i : kept) {
+    hits.push_back(make_hit(rows[i], normalised(rows[i]), rows[i].raw_score, "bm25"));
+    texts.push_back(&rows[i].chunk.text);
   }
   if (params.snippets) {
-    auto snips = cat.snippets(advanced ? query : q.match, texts);
+    auto snips = cat.snippets(match, texts);
     for (std::size_t i = 0; i < hits.size(); ++i) hits[i].snippet = std::move(snips[i]);
   }
   return hits;
+}
+
+std::vector<Hit> keyword_candidates(const catalog::Catalog& cat, const std::string& kb,
+                                    const std::string& query, const core::Filter& filter, int depth,
+                                    bool advanced, const KeywordParams& params) {
+  auto [rows, match] = rank(cat, kb, query, filter, depth, 0, advanced, params);
+  std::vector<Hit> hits;
+  for (std::size_t i : keep(cat, rows, depth, 0, params.collapse_windows, true)) {
+    auto& r = rows[i];
+    Hit h;
+    h.kb = kb;
+    h.doc_id = std::move(r.doc.id);
+    h.chunk_index = r.chunk.index;
+    h.chunk_id = std::move(r.chunk.chunk_id);
+    h.parent_chunk = std::move(r.chunk.parent_chunk);
+    h.score = normalised(r);
+    h.raw_score = r.raw_score;
+    h.metric = "bm25";
+    hits.push_back(std::move(h));
+  }
+  return hits;
+}
+
+std::string match_expression(const std::string& query, bool advanced, bool drop_stopwords) {
+  return advanced ? query : safe_match_expression(query, drop_stopwords);
 }
 
 }  // namespace quarry::search

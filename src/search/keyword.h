@@ -31,4 +31,15 @@ std::vector<Hit> keyword_search(const catalog::Catalog& cat, const std::string& 
                                 const std::string& query, const core::Filter& filter, int top_k,
                                 double min_score, bool advanced, const KeywordParams& params = {});
 
+// The same ranking as bare hits (kb, doc_id, chunk_index, chunk_id, parent_chunk, scores): only
+// each chunk's key is read, so a fusion can rank many candidates and read the rows of its
+// winners only (complete_hits in search/semantic.h). Sibling windows collapse as above.
+std::vector<Hit> keyword_candidates(const catalog::Catalog& cat, const std::string& kb,
+                                    const std::string& query, const core::Filter& filter, int depth,
+                                    bool advanced, const KeywordParams& params = {});
+
+// The MATCH expression of a keyword query (the text itself when `advanced`), which is also what
+// its snippets highlight (Catalog::snippets).
+std::string match_expression(const std::string& query, bool advanced, bool drop_stopwords = true);
+
 }  // namespace quarry::search

@@ -1,6 +1,7 @@
 #include "search/semantic.h"
 
 #include <algorithm>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -41,7 +42,20 @@ std::vector<Hit> vector_candidates(const std::string& kb, const std::string& que
 }
 
 void complete_hits(const catalog::Catalog& cat, const std::string& kb, const std::string& query,
-                   std::vector<Hit>& hits, int top_k) {
+                   std::vector<Hit>& hits, int top_k, bool advanced, const std::vector<Hit>* done) {
+  if (done) {
+    std::unordered_map<std::string_view, const Hit*> by_chunk;
+    for (const Hit& d : *done) by_chunk.emplace(d.chunk_id, &d);
+    for (Hit& h : hits) {
+      auto it = h.filename.empty() ? by_chunk.find(h.chunk_id) : by_chunk.end();
+      if (it == by_chunk.end()) continue;
+      Hit full = *it->second;
+      full.score = h.score;
+      full.raw_score = h.raw_score;
+      full.metric = std::move(h.metric);
+      h = std::move(full);
+    }
+  }
   // Candidates are loaded in order, only as many as can still be kept (plus a couple for
   // collapsed siblings and stale vectors): a top 10 reads about 12 chunk rows, not all 30
   // candidates. Those rows are most of a vector query's time.
@@ -87,7 +101,7 @@ void complete_hits(const catalog::Catalog& cat, const std::string& kb, const std
     }
     kept.push_back(std::move(hits[i]));
   }
-  auto snips = cat.snippets(safe_match_expression(query), need);
+  auto snips = cat.snippets(match_expression(query, advanced), need);
   for (std::size_t j = 0; j < need_at.size(); ++j) kept[need_at[j]].snippet = std::move(snips[j]);
   hits = std::move(kept);
 }

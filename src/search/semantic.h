@@ -39,9 +39,12 @@ std::vector<Hit> vector_candidates(const std::string& kb, const std::string& que
 
 // Fills bare hits (those without a filename) from the catalog, keeping their scores; drops those
 // whose chunk is gone or was re-chunked since (stale vectors) and sibling windows of a section
-// already listed; cuts to top_k. Hits without a snippet get one highlighting the query's words.
+// already listed; cuts to top_k. Hits without a snippet get one highlighting the query's words
+// (`advanced`: the query is FTS5 syntax). A bare hit whose chunk is in `done` (complete hits,
+// e.g. another list of the same query) is copied from there instead of read again.
 void complete_hits(const catalog::Catalog& cat, const std::string& kb, const std::string& query,
-                   std::vector<Hit>& hits, int top_k);
+                   std::vector<Hit>& hits, int top_k, bool advanced = false,
+                   const std::vector<Hit>* done = nullptr);
 
 struct FusionOptions {
   std::string fusion = "interpolation";  // interpolation | rrf

@@ -121,6 +121,59 @@ TEST_P(EngineVectors, HybridFusesAndReturnsTheLabelledPerModeLists) {
   EXPECT_EQ(search("k", "sourdough starter", "auto").mode, "hybrid");
 }
 
+// Keyword candidates reach the fusion without snippets (50 are ranked for a top 10); the hits
+// returned are highlighted afterwards, whichever list they came from and however deep in the
+// keyword list they were.
+TEST_P(EngineVectors, HybridHitsAreHighlightedWhereverTheyRankedInTheKeywordList) {
+  make_kb("k");
+  // "sourdough" is rare, so BM25 puts the long note first; the vector side prefers the
+  // one-word note, which keyword search ranks below it.
+  std::string rare = add("k", "rare.md",
+                         "Sourdough aside, the notebook lists hiking routes, tide tables, "
+                         "knot diagrams, bird calls, star charts and campfire recipes for "
+                         "the summer trip along the northern coast.",
+                         "a");
+  std::string plain = add("k", "plain.md", "Starter.", "b");
+  add("k", "cats.md", std::string(kCats) + " A starter of kibble.", "c");
+  add("k", "rockets.md", std::string(kRockets) + " The starter motor failed.", "d");
+  SearchRequest q;
+  q.kb = "k";
+  q.query = "sourdough starter";
+  q.mode = "hybrid";
+  q.top_k = 1;
+  q.semantic_ratio = 1.0;  // the fused order is the vector order
+  auto r = engine->search(q);
+  ASSERT_EQ(r.mode, "hybrid");
+  ASSERT_EQ(r.hits.size(), 1u);
+  ASSERT_EQ(r.per_mode.size(), 2u);
+  ASSERT_EQ(r.per_mode[0].second.size(), 1u);
+  EXPECT_EQ(r.per_mode[0].second[0].doc_id, rare);
+  EXPECT_NE(r.per_mode[0].second[0].snippet.find("**Sourdough**"), std::string::npos)
+      << r.per_mode[0].second[0].snippet;
+  // The fused hit is a keyword candidate below keyword's own top 1.
+  EXPECT_EQ(r.hits[0].doc_id, plain);
+  EXPECT_EQ(r.hits[0].snippet, "**Starter**.");
+  // With both halves weighted, every hit and every per-mode hit still carries its snippet.
+  q.top_k = 4;
+  q.semantic_ratio = 0.5;
+  r = engine->search(q);
+  ASSERT_EQ(r.hits.size(), 4u);
+  for (const auto* list : {&r.hits, &r.per_mode[0].second, &r.per_mode[1].second})
+    for (const auto& h : *list) EXPECT_NE(h.snippet.find("**"), std::string::npos) << h.filename;
+  // A per-mode hit is that mode's own hit, even when its chunk is also in the fused top.
+  auto kw = search("k", "sourdough starter", "keyword", 4);
+  ASSERT_EQ(r.per_mode[0].second.size(), kw.hits.size());
+  for (std::size_t i = 0; i < kw.hits.size(); ++i) {
+    const Hit& h = r.per_mode[0].second[i];
+    EXPECT_EQ(h.doc_id, kw.hits[i].doc_id);
+    EXPECT_DOUBLE_EQ(h.score, kw.hits[i].score);
+    EXPECT_DOUBLE_EQ(h.raw_score, kw.hits[i].raw_score);
+    EXPECT_EQ(h.metric, "bm25");
+    EXPECT_EQ(h.snippet, kw.hits[i].snippet);
+    EXPECT_EQ(h.heading_path, kw.hits[i].heading_path);
+  }
+}
+
 TEST_P(EngineVectors, FiltersApplyToVectorHits) {
   make_kb("k");
   add("k", "cats.md", kCats, "a");
