@@ -199,7 +199,7 @@ std::vector<Hit> keyword_search(const catalog::Catalog& cat, const std::string& 
 std::vector<Hit> keyword_candidates(const catalog::Catalog& cat, const std::string& kb,
                                     const std::string& query, const core::Filter& filter, int depth,
                                     bool advanced, const KeywordParams& params) {
-  auto [rows, match] = rank(cat, kb, query, filter, depth, 0, advanced, params);
+  auto rows = rank(cat, kb, query, filter, depth, 0, advanced, params).rows;
   std::vector<Hit> hits;
   for (std::size_t i : keep(cat, rows, depth, 0, params.collapse_windows, true)) {
     auto& r = rows[i];

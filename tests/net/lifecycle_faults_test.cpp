@@ -312,6 +312,33 @@ INSTANTIATE_TEST_SUITE_P(
                       OutageCase{FaultEmbedServer::Outage::model_refused, "upstream_error"}),
     outage_name);
 
+// The embedder goes down after the vectors were built: a hybrid query cannot embed its text,
+// so it is answered by keyword, says why, and its hits are whole rows with highlighted snippets.
+TEST_F(LifecycleFaults, AHybridQueryWhoseTextCannotBeEmbeddedIsAnsweredByKeyword) {
+  make_kb();
+  const std::string d1 = add("d1.md", doc_text("d1", 3));
+  add("d2.md", doc_text("d2", 2));
+  ASSERT_EQ(reindex().pending, 0);
+  server.set_outage(FaultEmbedServer::Outage::server_error);
+  SearchRequest q;
+  q.kb = "k";
+  q.query = "part 2 of d1";
+  q.mode = "hybrid";
+  q.top_k = 2;
+  auto r = engine->search(q);
+  EXPECT_EQ(r.mode, "keyword");
+  ASSERT_EQ(r.degraded.size(), 1u);
+  EXPECT_NE(r.degraded[0].find("answered by keyword"), std::string::npos) << r.degraded[0];
+  ASSERT_EQ(r.hits.size(), 2u);
+  EXPECT_EQ(r.hits[0].doc_id, d1);
+  EXPECT_EQ(r.hits[0].heading_path, (std::vector<std::string>{"Document d1", "Part 2"}));
+  for (const auto& h : r.hits) {
+    EXPECT_EQ(h.metric, "bm25");
+    EXPECT_FALSE(h.filename.empty());
+    EXPECT_NE(h.snippet.find("**d1**"), std::string::npos) << h.snippet;
+  }
+}
+
 TEST_F(LifecycleFaults, AMixedBatchTombstonesOnlyThePoisonedDocument) {
   make_kb();
   std::vector<std::string> good;
