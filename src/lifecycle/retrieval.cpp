@@ -119,7 +119,8 @@ std::string Retrieval::hybrid(const SearchRequest& r, const KbConfig& config,
   // A few more than top_k: stale vectors and sibling windows are dropped once rows are read.
   resp.hits = search::fuse(kw, vh, fo, r.top_k * 2 + 10, r.min_score);
   search::complete_hits(cat_, r.kb, r.query, resp.hits, r.top_k, r.advanced);
-  // Each mode's own list; chunks already in the fused top are copied, not read again.
+  // Each mode's own list; chunks already in the fused top are copied, not read again. Two
+  // spare keyword candidates fill in for chunks deleted since they were ranked.
   if (static_cast<int>(kw.size()) > r.top_k + 2) kw.resize(r.top_k + 2);
   search::complete_hits(cat_, r.kb, r.query, kw, r.top_k, r.advanced, &resp.hits);
   if (static_cast<int>(vh.size()) > r.top_k * 2 + 10) vh.resize(r.top_k * 2 + 10);
