@@ -14,6 +14,7 @@
 #include "bench.h"
 #include "catalog/catalog.h"
 #include "core/filter.h"
+#include "core/layout.h"
 #include "fts5_peer.h"
 #include "quarry/engine.h"
 #include "search/keyword.h"
@@ -130,7 +131,7 @@ int run_eval(const Args& args) {
   // Ranked depth per query: 300 for quality (recall@100 after collapsing chunks to documents);
   // --top-k 10 measures the latency a user sees.
   const int depth = static_cast<int>(args.num("top-k", 300));
-  auto cat = catalog::Catalog::open(data_dir + "/catalog.db");
+  auto cat = catalog::Catalog::open(core::Layout{data_dir}.catalog_path());
   if (mode == "keyword") {
     Row row{"quarry keyword", {}, {}};
     for (const auto& q : ds.queries) {
@@ -154,7 +155,7 @@ int run_eval(const Args& args) {
         SearchRequest r;
         r.kb = kb;
         r.query = q.text;
-        r.mode = mode;
+        r.mode = mode_from_name(mode);
         r.top_k = depth;
         r.fusion = fusion;
         r.semantic_ratio = alpha;

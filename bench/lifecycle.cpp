@@ -130,7 +130,7 @@ void sweep_latency(const fs::path& dir, const std::vector<Query>& qs, double dut
   auto a = open_engine(dir);
   SearchRequest req;
   req.kb = kKb;
-  req.mode = "vector";
+  req.mode = Mode::vector;
   req.top_k = 10;
   auto ask = [&](const Query& q) {
     req.query = q.text;

@@ -1,4 +1,5 @@
-// Helpers shared by the test suites: a temporary directory removed at scope exit, file I/O.
+// Helpers shared by the test suites: a temporary directory removed at scope exit, file I/O, and
+// the error a call throws.
 #pragma once
 
 #include <unistd.h>
@@ -6,10 +7,36 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
+#include "quarry/error.h"
+
 namespace quarry::testing {
+
+// The quarry::Error `fn` throws; one with Code::ok when it throws none (so EXPECT_EQ on its
+// code shows what happened instead of an uncaught exception).
+template <typename Fn>
+quarry::Error error_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const quarry::Error& e) {
+    return e;
+  }
+  return quarry::Error(Code::ok, "no error");
+}
+
+// The code of the quarry::Error `fn` throws (Code::ok when none), and optionally its details
+// and message.
+template <typename Fn>
+Code code_of(Fn&& fn, std::map<std::string, std::string>* details = nullptr,
+             std::string* message = nullptr) {
+  quarry::Error e = error_of(std::forward<Fn>(fn));
+  if (details) *details = e.details();
+  if (message) *message = e.message();
+  return e.code();
+}
 
 class TempDir {
  public:
@@ -29,6 +56,31 @@ class TempDir {
 
  private:
   std::filesystem::path path_;
+};
+
+// Sets (or clears, with nullptr) an environment variable for the scope of a test and restores
+// it afterwards.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
+    if (value)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (had_)
+      ::setenv(name_.c_str(), old_.c_str(), 1);
+    else
+      ::unsetenv(name_.c_str());
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_, old_;
+  bool had_ = false;
 };
 
 inline void write_file(const std::filesystem::path& p, const std::string& bytes) {

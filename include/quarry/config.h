@@ -5,9 +5,30 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace quarry {
+
+// The retrieval modes of SPEC §4, in one list. Every surface parses a mode's name with
+// parse_mode() and names it with mode_name(), so they agree on the names and the errors.
+enum class Mode {
+  keyword,    // BM25F over chunks
+  grep,       // RE2 over the Markdown files
+  vector,     // k-nearest chunks of the query's embedding
+  hybrid,     // keyword and vector fused
+  automatic,  // "auto": hybrid where the KB has a working embedder, otherwise keyword
+};
+// The mode a search runs in when the request names none (every surface: docs/search.md).
+inline constexpr Mode kDefaultMode = Mode::automatic;
+
+const char* mode_name(Mode mode);  // "keyword", "grep", "vector", "hybrid", "auto"
+std::optional<Mode> parse_mode(std::string_view name);
+// parse_mode(), or Error(invalid_argument) naming the field `mode` and the known modes.
+Mode mode_from_name(std::string_view name);
+// Every mode, in the order above; and their names joined for messages ("keyword, grep, ...").
+const std::vector<Mode>& all_modes();
+std::string mode_names();
 
 struct ChunkingConfig {
   std::string profile = "prose";  // none | prose | code
@@ -61,7 +82,7 @@ struct HybridConfig {
 
 struct KbConfig {
   std::string description;
-  std::vector<std::string> modes{"grep", "keyword"};  // subset of grep|keyword|vector|hybrid|auto
+  std::vector<Mode> modes{Mode::grep, Mode::keyword};  // the modes it serves
   ChunkingConfig chunking;
   SubjectConfig subjects;
   LimitsConfig limits;

@@ -111,7 +111,7 @@ struct Hit {
 struct SearchRequest {
   std::string kb;
   std::string query;
-  std::string mode = "keyword";  // keyword | grep | vector | hybrid | auto
+  std::optional<Mode> mode;  // unset: kDefaultMode (auto)
   // Hybrid overrides of the KB's `hybrid` config; unset = the KB's setting.
   std::optional<std::string> fusion;     // interpolation | rrf
   std::optional<double> semantic_ratio;  // 0..1
@@ -123,7 +123,7 @@ struct SearchRequest {
 
 struct SearchResponse {
   std::string kb;
-  std::string mode;  // the mode that answered
+  Mode mode = Mode::keyword;  // the mode that answered
   std::vector<Hit> hits;
   std::vector<std::string> degraded;  // reasons, when hybrid/auto fell back
   // Hybrid: each mode's own list (best first, top_k), labelled, besides the fused hits.

@@ -9,12 +9,13 @@
 #include <cstring>
 #include <thread>
 
+#include "core/layout.h"
 #include "quarry/error.h"
 
 namespace quarry::catalog {
 
 WriterLock::WriterLock(const std::string& data_dir, int timeout_ms) {
-  const std::string path = data_dir + "/write.lock";
+  const std::string path = core::Layout{data_dir}.write_lock_path();
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) throw Error(Code::io_error, "cannot open " + path + ": " + std::strerror(errno));
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);

@@ -34,7 +34,8 @@ void print_kb_human(const KbInfo& k) {
             << "  documents: " << k.documents << "   chunks: " << k.chunks
             << "   markdown: " << k.markdown_bytes << " bytes\n"
             << "  modes: ";
-  for (std::size_t i = 0; i < c.modes.size(); ++i) std::cout << (i ? ", " : "") << c.modes[i];
+  for (std::size_t i = 0; i < c.modes.size(); ++i)
+    std::cout << (i ? ", " : "") << mode_name(c.modes[i]);
   std::cout << "\n  chunking: " << c.chunking.profile;
   if (c.chunking.profile != "none")
     std::cout << " (max_tokens " << k.chunk_max_tokens << ", overlap " << k.chunk_overlap_tokens

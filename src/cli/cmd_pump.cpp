@@ -6,6 +6,7 @@
 
 #include "catalog/catalog.h"
 #include "cli/commands.h"
+#include "core/layout.h"
 #include "core/secret_store.h"
 #include "core/util.h"
 #include "pump/pump.h"
@@ -31,7 +32,7 @@ PumpHandle open_pump(const Globals& g) {
   PumpHandle h;
   h.engine = open_engine(g);
   const std::string dir = h.engine->data_dir();
-  h.cat = catalog::Catalog::open(dir + "/catalog.db");
+  h.cat = catalog::Catalog::open(core::Layout{dir}.catalog_path());
   h.pump = std::make_unique<pump::Pump>(dir, *h.cat, core::secret_lookup(dir));
   return h;
 }

@@ -40,7 +40,7 @@ void print_search_human(const SearchResponse& r) {
     std::cout << "\n";
   }
   std::printf("(%zu hits, %s mode, keyword index %s, vector index %s, %.2f ms)\n", r.hits.size(),
-              r.mode.c_str(), r.index_status.keyword.c_str(), r.index_status.vector.c_str(),
+              mode_name(r.mode), r.index_status.keyword.c_str(), r.index_status.vector.c_str(),
               r.took_ms);
 }
 
@@ -48,10 +48,11 @@ void print_search_human(const SearchResponse& r) {
 
 void add_search_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
   auto sr = std::make_shared<SearchRequest>();
+  auto mode = std::make_shared<std::string>("keyword");
   auto* search = app.add_subcommand("search", "Search a knowledge base");
   search->add_option("query", sr->query, "What to look for")->required();
   search->add_option("--kb", sr->kb, "Knowledge base")->required();
-  search->add_option("--mode", sr->mode, "keyword | grep | vector | hybrid | auto")
+  search->add_option("--mode", *mode, "keyword | grep | vector | hybrid | auto")
       ->check(CLI::IsMember({"keyword", "grep", "vector", "hybrid", "auto"}));
   search->add_option("--top-k,-k", sr->top_k, "Number of hits (1-1000)");
   search->add_option("--min-score", sr->min_score, "Drop hits scoring below this (0-1)");
@@ -64,8 +65,9 @@ void add_search_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
       ->check(CLI::Range(0.0, 1.0));
   search->add_flag("--advanced", sr->advanced,
                    "FTS5 query syntax: \"phrases\", AND/OR/NOT, prefix*, NEAR()");
-  search->callback([&g, sr] {
+  search->callback([&g, sr, mode] {
     SearchRequest req = *sr;
+    req.mode = mode_from_name(*mode);
     req.filter_json = read_arg_or_file(req.filter_json);
     auto r = open_engine(g)->search(req);
     if (g.json)

@@ -215,9 +215,6 @@ void validate_kb_config(const KbConfig& c) {
   if (ch.overlap_tokens && *ch.overlap_tokens > ch.effective_max_tokens() / 2)
     bad("chunking.overlap_tokens", "must be at most half of max_tokens (" +
                                        std::to_string(ch.effective_max_tokens() / 2) + ")");
-  for (const auto& m : c.modes)
-    if (m != "grep" && m != "keyword" && m != "vector" && m != "hybrid" && m != "auto")
-      bad("modes", "unknown mode '" + m + "' (known: grep, keyword, vector, hybrid, auto)");
 }
 
 KbConfig kb_config_from_json(const json& j, const KbConfig& base) {
@@ -228,7 +225,12 @@ KbConfig kb_config_from_json(const json& j, const KbConfig& base) {
       c.description = get_string(v, k);
       if (c.description.size() > 4096) bad(k, "must be at most 4096 bytes");
     } else if (k == "modes") {
-      c.modes = get_string_list(v, k);
+      c.modes.clear();
+      for (const auto& name : get_string_list(v, k)) {
+        auto m = parse_mode(name);
+        if (!m) bad("modes", "unknown mode '" + name + "' (known: " + mode_names() + ")");
+        c.modes.push_back(*m);
+      }
     } else if (k == "chunking") {
       apply_chunking(v, c.chunking);
     } else if (k == "subjects") {
@@ -251,10 +253,18 @@ KbConfig kb_config_from_json(const json& j, const KbConfig& base) {
   }
   // A KB that gains an embedder while still on the default modes serves the semantic modes too.
   if (!c.embedder.provider.empty() && !j.contains("modes") && c.modes == KbConfig{}.modes)
-    c.modes = {"grep", "keyword", "vector", "hybrid", "auto"};
+    c.modes = {Mode::grep, Mode::keyword, Mode::vector, Mode::hybrid, Mode::automatic};
   validate_kb_config(c);
   return c;
 }
+
+namespace {
+json mode_list_json(const std::vector<Mode>& modes) {
+  json out = json::array();
+  for (Mode m : modes) out.push_back(mode_name(m));
+  return out;
+}
+}  // namespace
 
 json kb_config_to_json(const KbConfig& c) {
   // Only what the user set is stored: derived defaults follow later changes of max_tokens.
@@ -263,7 +273,7 @@ json kb_config_to_json(const KbConfig& c) {
   if (c.chunking.overlap_tokens) ch["overlap_tokens"] = *c.chunking.overlap_tokens;
   return {
       {"description", c.description},
-      {"modes", c.modes},
+      {"modes", mode_list_json(c.modes)},
       {"chunking", ch},
       {"subjects", {{"keys", c.subjects.keys}, {"rule", c.subjects.rule}}},
       {"limits",

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "core/layout.h"
 #include "quarry/error.h"
 
 namespace quarry::core {
@@ -119,7 +120,7 @@ bool key_from_env(Key& key) {
 // is no key and `create` is false.
 bool load_key(const std::string& dir, bool create, Key& key) {
   if (key_from_env(key)) return true;
-  std::string path = dir + "/secret.key";
+  std::string path = Layout{dir}.secret_key_path();
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
   if (fd.get() < 0) {
     if (errno != ENOENT) io_fail("cannot open", path);
@@ -157,10 +158,10 @@ bool load_key(const std::string& dir, bool create, Key& key) {
 class WriteLock {
  public:
   explicit WriteLock(const std::string& dir)
-      : fd_(::open((dir + "/secrets.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
-    if (fd_.get() < 0) io_fail("cannot open", dir + "/secrets.lock");
+      : fd_(::open(Layout{dir}.secrets_lock_path().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
+    if (fd_.get() < 0) io_fail("cannot open", Layout{dir}.secrets_lock_path());
     while (::flock(fd_.get(), LOCK_EX) != 0)
-      if (errno != EINTR) io_fail("cannot lock", dir + "/secrets.lock");
+      if (errno != EINTR) io_fail("cannot lock", Layout{dir}.secrets_lock_path());
   }
 
  private:
@@ -168,7 +169,7 @@ class WriteLock {
 };
 
 json load_file(const std::string& dir) {
-  std::string path = dir + "/secrets.json";
+  std::string path = Layout{dir}.secrets_path();
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
   if (fd.get() < 0) {
     if (errno == ENOENT) return json{{"version", 1}, {"secrets", json::object()}};
@@ -240,7 +241,7 @@ void SecretStore::set(const std::string& name, const std::string& value) {
   file["version"] = 1;
   file["secrets"][name] = {{"nonce", b64(nonce.data(), nonce.size())},
                            {"ciphertext", b64(cipher.data(), cipher.size())}};
-  atomic_write(dir_, "secrets.json", file.dump(2) + "\n");
+  atomic_write(dir_, Layout{dir_}.secrets_file(), file.dump(2) + "\n");
 }
 
 std::optional<std::string> SecretStore::get(const std::string& name) const {
@@ -255,15 +256,16 @@ std::optional<std::string> SecretStore::get(const std::string& name) const {
       !unb64(e["nonce"].get<std::string>(), nonce, sodium_base64_VARIANT_ORIGINAL) ||
       !unb64(e["ciphertext"].get<std::string>(), cipher, sodium_base64_VARIANT_ORIGINAL) ||
       nonce.size() != crypto_secretbox_NONCEBYTES || cipher.size() < crypto_secretbox_MACBYTES)
-    throw Error(Code::corrupt_input,
-                "secret " + name + " is damaged in " + dir_ + "/secrets.json; set it again",
-                {{"name", name}});
+    throw Error(
+        Code::corrupt_input,
+        "secret " + name + " is damaged in " + Layout{dir_}.secrets_path() + "; set it again",
+        {{"name", name}});
   KeyHolder k;
   std::string again = "; set it again with `quarry secret set " + name + "`";
   if (!load_key(dir_, false, k.key))
     throw Error(Code::unauthorized,
-                "cannot decrypt secret " + name + ": " + dir_ +
-                    "/secret.key is missing and QUARRY_SECRET_KEY is not set" + again,
+                "cannot decrypt secret " + name + ": " + Layout{dir_}.secret_key_path() +
+                    " is missing and QUARRY_SECRET_KEY is not set" + again,
                 {{"name", name}});
   std::string plain(cipher.size() - crypto_secretbox_MACBYTES, '\0');
   bool opened =
@@ -286,11 +288,11 @@ std::optional<std::string> SecretStore::get(const std::string& name) const {
 
 bool SecretStore::remove(const std::string& name) {
   check_name(name);
-  if (!std::filesystem::exists(dir_ + "/secrets.json")) return false;
+  if (!std::filesystem::exists(Layout{dir_}.secrets_path())) return false;
   WriteLock lock(dir_);
   json file = load_file(dir_);
   if (file["secrets"].erase(name) == 0) return false;
-  atomic_write(dir_, "secrets.json", file.dump(2) + "\n");
+  atomic_write(dir_, Layout{dir_}.secrets_file(), file.dump(2) + "\n");
   return true;
 }
 

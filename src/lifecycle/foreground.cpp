@@ -1,4 +1,5 @@
 #include "lifecycle/foreground.h"
+#include "core/layout.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -58,7 +59,7 @@ std::int64_t Shared::last() const {
 std::shared_ptr<Shared> shared(const std::string& data_dir) {
   static std::mutex mu;
   static std::map<std::string, std::weak_ptr<Shared>> mapped;
-  const std::string path = (std::filesystem::path(data_dir) / "activity").string();
+  const std::string path = core::Layout{data_dir}.activity_path();
   std::lock_guard lock(mu);
   if (auto s = mapped[path].lock()) return s;
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);

@@ -4,7 +4,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/kb_config.h"
-#include "core/secret_store.h"
 #include "core/util.h"
 #include "embed/provider.h"
 #include "quarry/error.h"
@@ -19,11 +18,11 @@ std::string env_or(const char* name, const std::string& fallback) {
   return v && *v ? std::string(v) : fallback;
 }
 
-embed::ProviderContext provider_context(const std::string& data_dir) {
+embed::ProviderContext provider_context(const std::string& data_dir, const SecretLookup& secret) {
   embed::ProviderContext c;
   c.data_dir = data_dir;
   c.models_dir = env_or("QUARRY_MODELS_DIR", "");
-  c.secret = core::secret_lookup(data_dir);  // the encrypted secret store, then the environment
+  c.secret = secret;  // the encrypted secret store, then the environment
   return c;
 }
 
@@ -55,8 +54,11 @@ std::string aggregate(const catalog::VectorCounts& c, bool building) {
 
 }  // namespace
 
-Vectors::Vectors(std::string data_dir, catalog::Catalog& cat)
-    : data_dir_(std::move(data_dir)), cat_(cat), approx_(chunk::make_approx_tokenizer()) {}
+Vectors::Vectors(std::string data_dir, catalog::Catalog& cat, SecretLookup secret)
+    : data_dir_(std::move(data_dir)),
+      cat_(cat),
+      secret_(std::move(secret)),
+      approx_(chunk::make_approx_tokenizer()) {}
 Vectors::~Vectors() = default;
 
 store::VectorStore& Vectors::store_for(const KbConfig& config) {
@@ -71,7 +73,7 @@ store::VectorStore& Vectors::store_for(const KbConfig& config) {
                 {{"field", "store.id"}});
   store::StoreContext ctx;
   ctx.data_dir = data_dir_;
-  ctx.secret = provider_context(data_dir_).secret;
+  ctx.secret = secret_;
   auto s = reg.create(id, json::parse(config.store.settings_json), ctx);
   return *stores_.emplace(key, std::move(s)).first->second;
 }
@@ -93,7 +95,7 @@ KbVectors& Vectors::for_kb(const std::string& kb, const KbConfig& config) {
   } else {
     auto sel = embed::select_provider(embed::ProviderRegistry::builtin(), config.embedder.provider,
                                       json::parse(config.embedder.settings_json), "",
-                                      provider_context(data_dir_));
+                                      provider_context(data_dir_, secret_));
     v->provider = std::shared_ptr<embed::EmbeddingProvider>(std::move(sel.provider));
     if (v->provider)
       providers_.emplace(provider_key, v->provider);
@@ -264,22 +266,22 @@ void Vectors::cut_over(const std::string& kb, const catalog::RevisionRow& buildi
   if (rechunked) drop_revision(kb, *serving, building.revision);
 }
 
-Chunking Vectors::chunking(const std::string& kb, const KbConfig& config) {
+chunk::Chunking Vectors::chunking(const std::string& kb, const KbConfig& config) {
   const KbVectors& v = for_kb(kb, config);
-  Chunking c;
-  c.options = chunk::within_model_limit(chunk_options(config), v.token_limit);
+  chunk::Chunking c;
+  c.options = chunk::within_model_limit(chunk::chunk_options(config), v.token_limit);
   c.tokenizer = v.tokenizer ? v.tokenizer.get() : approx_.get();
   c.revision = chunking_revision(v, config);
   return c;
 }
 
-Chunking Vectors::write_chunking(const std::string& kb, const KbConfig& config) {
+chunk::Chunking Vectors::write_chunking(const std::string& kb, const KbConfig& config) {
   auto building = cat_.revision_in_state(kb, "building");
   if (!building) return chunking(kb, config);
   auto serving = cat_.revision_in_state(kb, "serving");
   if (!serving || serving->config_revision == building->config_revision)
     return chunking(kb, config);
-  Chunking c = chunking(kb, parse_snapshot(serving->config_json));
+  chunk::Chunking c = chunking(kb, parse_snapshot(serving->config_json));
   c.options.max_chunks = config.limits.max_chunks_per_document;
   return c;
 }

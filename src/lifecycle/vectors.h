@@ -10,6 +10,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -17,11 +18,10 @@
 #include <string>
 
 #include "catalog/catalog.h"
+#include "chunk/chunking.h"
 #include "core/filter.h"
-#include "lifecycle/chunking.h"
 #include "quarry/config.h"
 #include "quarry/types.h"
-#include "search/semantic.h"
 #include "store/vector_store.h"
 
 namespace quarry::embed {
@@ -44,7 +44,6 @@ struct KbVectors {
   std::string tokenizer_key;  // embed::chunking_key of the two: part of both revisions
 
   bool usable() const { return provider && store && unavailable.empty(); }
-  search::VectorSource source() const { return {provider.get(), store, &scope}; }
 };
 
 // The KB's revisions after plan(): what serves, what builds.
@@ -54,9 +53,12 @@ struct RevisionPlan {
   std::optional<catalog::RevisionRow> previous;
 };
 
+// Looks a secret up by name (the secret store, then the environment); "" when unknown.
+using SecretLookup = std::function<std::string(const std::string&)>;
+
 class Vectors {
  public:
-  Vectors(std::string data_dir, catalog::Catalog& cat);
+  Vectors(std::string data_dir, catalog::Catalog& cat, SecretLookup secret);
   ~Vectors();
 
   // Resolves (and caches per config) an embedder and store. Never throws for an unavailable
@@ -82,11 +84,11 @@ class Vectors {
   void cut_over(const std::string& kb, const catalog::RevisionRow& building);
   // How documents are cut under `config`: its budgets within its embedder's input limit, in
   // that embedder's tokens when it has a tokenizer.
-  Chunking chunking(const std::string& kb, const KbConfig& config);
+  chunk::Chunking chunking(const std::string& kb, const KbConfig& config);
   // How documents are cut now: under the KB's config, except that while a build with other
   // chunking runs, the serving revision's chunking still applies; the building revision's
   // chunks are staged beside them until the cut-over.
-  Chunking write_chunking(const std::string& kb, const KbConfig& config);
+  chunk::Chunking write_chunking(const std::string& kb, const KbConfig& config);
 
   // Index status (SPEC §1) of one document / of the KB's documents matching `filter`,
   // worst case wins. `building` marks what a sweep in this process is working on.
@@ -123,6 +125,7 @@ class Vectors {
 
   std::string data_dir_;
   catalog::Catalog& cat_;
+  SecretLookup secret_;
   std::unique_ptr<chunk::Tokenizer> approx_;  // for KBs whose embedder has no tokenizer
   std::map<std::string, std::unique_ptr<store::VectorStore>> stores_;           // by id + settings
   std::map<std::string, std::unique_ptr<KbVectors>> kbs_;                       // by kb + config

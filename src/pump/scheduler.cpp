@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "catalog/catalog.h"
+#include "core/layout.h"
 #include "core/util.h"
 #include "pump/pump.h"
 #include "quarry/error.h"
@@ -61,7 +62,7 @@ void Scheduler::loop() {
 }
 
 void Scheduler::look(std::int64_t now) {
-  if (!cat_) cat_ = catalog::Catalog::open(o_.data_dir + "/catalog.db");
+  if (!cat_) cat_ = catalog::Catalog::open(core::Layout{o_.data_dir}.catalog_path());
   Pump pump(o_.data_dir, *cat_, o_.secret, o_.providers);
   pump.cron_tick(cron_from_, now);
   cron_from_ = now;
@@ -85,7 +86,7 @@ void Scheduler::work() {
       queue_.pop_front();
     }
     try {
-      auto cat = catalog::Catalog::open(o_.data_dir + "/catalog.db");
+      auto cat = catalog::Catalog::open(core::Layout{o_.data_dir}.catalog_path());
       Pump pump(o_.data_dir, *cat, o_.secret, o_.providers);
       pump.run(name, &stop_);
     } catch (const Error&) {

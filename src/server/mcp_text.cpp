@@ -45,7 +45,7 @@ std::string text_kbs(const std::vector<KbInfo>& kbs) {
 std::string text_search(const SearchResponse& r) {
   std::ostringstream o;
   o << r.hits.size() << " hit" << (r.hits.size() == 1 ? "" : "s") << " in '" << r.kb << "' ("
-    << r.mode << "; index " << status_line(r.index_status) << ")\n";
+    << mode_name(r.mode) << "; index " << status_line(r.index_status) << ")\n";
   for (const auto& d : r.degraded) o << "degraded: " << d << "\n";
   int n = 0;
   for (const auto& h : r.hits) {

@@ -165,7 +165,7 @@ ToolOutput run_search(const ToolCall& c) {
   r.kb = c.args.kb(c.opts);
   require(c.who, Scope::read, r.kb);
   r.query = c.args.required_string("query");
-  r.mode = c.args.string("mode").value_or("auto");
+  r.mode = mode_from_name(c.args.string("mode").value_or("auto"));
   r.top_k = static_cast<int>(c.args.integer("top_k", 1, 1000).value_or(10));
   r.filter_json = c.args.object_text("filter");
   r.min_score = c.args.number("min_score", 0, 1).value_or(0);

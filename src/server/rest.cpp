@@ -379,7 +379,7 @@ ApiReply search(ServerState& s, const ApiRequest& r) {
   SearchRequest q;
   q.kb = kb_of(r);
   q.query = str_field(b, "query", true);
-  q.mode = str_field(b, "mode", false, "keyword");
+  q.mode = mode_from_name(str_field(b, "mode", false, "keyword"));
   q.top_k = int_field(b, "top_k", 10, 1, 1000);
   q.min_score = num_field(b, "min_score", 0, 0, 1);
   q.filter_json = filter_field(b);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "catalog/catalog.h"
+#include "core/layout.h"
 #include "core/secret_store.h"
 #include "pump/pump.h"
 #include "pump/pump_json.h"
@@ -32,7 +33,7 @@ struct PumpHandle {
 PumpHandle open_pump(ServerState& s) {
   const std::string dir = s.engines.data_dir();
   PumpHandle h;
-  h.cat = catalog::Catalog::open(dir + "/catalog.db");
+  h.cat = catalog::Catalog::open(core::Layout{dir}.catalog_path());
   h.pump = std::make_unique<pump::Pump>(dir, *h.cat, core::secret_lookup(dir), s.pump_providers);
   return h;
 }

@@ -129,7 +129,7 @@ json to_json(const SearchResponse& r) {
   json hits = json::array();
   for (const auto& h : r.hits) hits.push_back(to_json(h));
   return {{"kb", r.kb},
-          {"mode", r.mode},
+          {"mode", mode_name(r.mode)},
           {"hits", hits},
           {"degraded", r.degraded},
           {"per_mode", per_mode(r)},

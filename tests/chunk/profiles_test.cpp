@@ -7,6 +7,7 @@
 #include "chunk/chunker.h"
 #include "chunk_checks.h"
 #include "quarry/error.h"
+#include "test_util.h"
 
 namespace quarry::chunk {
 namespace {
@@ -16,12 +17,7 @@ using test::check_invariants;
 using test::options;
 
 Code code_of(const std::string& md, const ChunkOptions& o) {
-  try {
-    chunk_markdown(md, o, approx());
-  } catch (const Error& e) {
-    return e.code();
-  }
-  return Code::ok;
+  return quarry::testing::code_of([&] { chunk_markdown(md, o, approx()); });
 }
 
 std::string long_text(int words) {

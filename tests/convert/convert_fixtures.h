@@ -26,18 +26,10 @@ inline ConvertResult convert(const std::string& bytes, const std::string& filena
   return registry.convert(ConvertInput{bytes, filename, ext});
 }
 
-// The error a call throws; Code::ok when it throws none (so EXPECT_EQ shows what happened).
-inline quarry::Error error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const quarry::Error& e) {
-    return e;
-  }
-  return quarry::Error(Code::ok, "no error");
-}
+using quarry::testing::error_of;
 
 inline Code code_of(const std::string& bytes, const std::string& filename) {
-  return error_of([&] { convert(bytes, filename); }).code();
+  return quarry::testing::code_of([&] { convert(bytes, filename); });
 }
 
 // --- PDF -------------------------------------------------------------------------------------

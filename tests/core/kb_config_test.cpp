@@ -34,7 +34,7 @@ TEST(KbConfig, EmptyObjectGivesDefaults) {
   EXPECT_EQ(c.chunking.profile, "prose");
   EXPECT_EQ(c.chunking.effective_max_tokens(), 512);
   EXPECT_EQ(c.chunking.effective_overlap_tokens(), 64);
-  EXPECT_EQ(c.modes, (std::vector<std::string>{"grep", "keyword"}));
+  EXPECT_EQ(c.modes, (std::vector<Mode>{Mode::grep, Mode::keyword}));
   EXPECT_EQ(c.limits.max_upload_bytes, 25LL * 1024 * 1024);
   EXPECT_EQ(c.limits.max_chunks_per_document, 2000);
 }
@@ -152,7 +152,7 @@ TEST(KbConfigSet, BareWordsAreStrings) {
 
 TEST(KbConfigSet, JsonArraysAndObjects) {
   KbConfig c = kb_config_set({}, "modes", R"(["grep"])");
-  EXPECT_EQ(c.modes, (std::vector<std::string>{"grep"}));
+  EXPECT_EQ(c.modes, (std::vector<Mode>{Mode::grep}));
   c = kb_config_set(c, "subjects.keys", R"(["contact_id"])");
   EXPECT_EQ(c.subjects.keys, (std::vector<std::string>{"contact_id"}));
   c = kb_config_set(c, "limits", R"({"max_upload_bytes": 99})");
@@ -198,7 +198,7 @@ TEST(KbConfigSet, NullResetsAnOptionalBudget) {
 TEST(KbConfig, RoundTripsThroughJson) {
   KbConfig c;
   c.description = "support tickets";
-  c.modes = {"grep", "keyword", "hybrid"};
+  c.modes = {Mode::grep, Mode::keyword, Mode::hybrid};
   c.chunking.profile = "code";
   c.chunking.max_tokens = 300;
   c.chunking.overlap_tokens = 20;
@@ -248,13 +248,14 @@ TEST(KbConfigEmbedding, EmbedderStoreAndHybridRoundTrip) {
 
 TEST(KbConfigEmbedding, AnEmbedderOnDefaultModesEnablesTheSemanticModes) {
   KbConfig c = kb_config_from_json(json::parse(R"({"embedder": "hash"})"));
-  EXPECT_EQ(c.modes, (std::vector<std::string>{"grep", "keyword", "vector", "hybrid", "auto"}));
+  EXPECT_EQ(c.modes, (std::vector<Mode>{Mode::grep, Mode::keyword, Mode::vector, Mode::hybrid,
+                                        Mode::automatic}));
   // Explicit modes win.
   c = kb_config_from_json(json::parse(R"({"embedder": "hash", "modes": ["keyword"]})"));
-  EXPECT_EQ(c.modes, (std::vector<std::string>{"keyword"}));
+  EXPECT_EQ(c.modes, (std::vector<Mode>{Mode::keyword}));
   // Without an embedder the defaults stay keyword + grep.
   EXPECT_EQ(kb_config_from_json(json::object()).modes,
-            (std::vector<std::string>{"grep", "keyword"}));
+            (std::vector<Mode>{Mode::grep, Mode::keyword}));
 }
 
 TEST(KbConfigEmbedding, BadValuesNameTheirField) {

@@ -4,6 +4,7 @@
 #include "embed/provider.h"
 #include "model_fixture.h"
 #include "quarry/error.h"
+#include "test_util.h"
 
 namespace quarry::embed {
 namespace {
@@ -42,14 +43,7 @@ ProviderFactory fake(std::string id, int dims, bool ok) {
   };
 }
 
-Code code_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  return Code::ok;
-}
+using quarry::testing::code_of;
 
 TEST(ProviderSpec, ParsesIdAndModel) {
   auto s = ProviderSpec::parse("static:glove-100d");

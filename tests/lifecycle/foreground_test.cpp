@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine_fixture.h"
+#include "engine/engine_fixture.h"
 #include "lifecycle/foreground.h"
 
 namespace quarry::lifecycle::testing_support {

@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "embed/provider.h"
-#include "engine_fixture.h"
+#include "engine/engine_fixture.h"
 #include "quarry/indexer.h"
 
 namespace quarry::lifecycle::testing_support {
@@ -90,7 +90,7 @@ class Lifecycle : public EngineTest {
     SearchRequest r;
     r.kb = "k";
     r.query = q;
-    r.mode = "vector";
+    r.mode = Mode::vector;
     r.top_k = k;
     return engine->search(r);
   }
@@ -254,7 +254,7 @@ TEST_F(Lifecycle, BlueGreenChunkingSwapsChunksAtTheCutOver) {
   SearchRequest kw;
   kw.kb = "k";
   kw.query = "word105";
-  kw.mode = "keyword";
+  kw.mode = Mode::keyword;
   auto kh = engine->search(kw).hits;
   ASSERT_EQ(kh.size(), 1u);
   EXPECT_EQ(kh[0].chunk_id, old_chunks[1].chunk_id);

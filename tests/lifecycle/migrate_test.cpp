@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "engine_fixture.h"
+#include "engine/engine_fixture.h"
 #include "store/vector_store.h"
 
 namespace quarry::lifecycle::testing_support {
@@ -25,7 +25,7 @@ class MigrateStore : public EngineTest {
     SearchRequest s;
     s.kb = "k";
     s.query = q;
-    s.mode = "vector";
+    s.mode = Mode::vector;
     auto res = engine->search(s);
     return res.hits.empty() ? "" : res.hits[0].doc_id;
   }

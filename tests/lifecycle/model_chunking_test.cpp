@@ -9,7 +9,7 @@
 #include "core/kb_config.h"
 #include "embed/bert_fixture.h"
 #include "embed/provider.h"
-#include "engine_fixture.h"
+#include "engine/engine_fixture.h"
 #include "lifecycle/vectors.h"
 
 namespace quarry::lifecycle::testing_support {
@@ -130,7 +130,7 @@ TEST_F(ModelChunking, SwitchingToTheModelRecutsTheDocuments) {
 TEST(VectorsProviders, ConfigsThatDifferOnlyInChunkingShareOneProvider) {
   quarry::testing::TempDir d;
   auto cat = catalog::Catalog::open((d / "catalog.db").string());
-  Vectors vectors(d.path().string(), *cat);
+  Vectors vectors(d.path().string(), *cat, [](const std::string&) { return std::string(); });
   KbConfig a;
   a.embedder.provider = "hash:64";
   KbConfig b = a;

@@ -5,18 +5,12 @@
 #include "fake_embed_server.h"
 #include "net/http_client.h"
 #include "quarry/error.h"
+#include "test_util.h"
 
 namespace quarry::net {
 namespace {
 
-Code code_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  return Code::ok;
-}
+using quarry::testing::code_of;
 
 // A resolver that knows a few made-up names, so tests control what a host resolves to.
 std::vector<std::string> fake_dns(const std::string& host, int) {

@@ -105,14 +105,6 @@ class PumpTriggers : public ::testing::Test {
     ASSERT_TRUE(cat_->claim_pump_lease(name, "test", now, now - kLeaseStaleMs));
     ASSERT_TRUE(cat_->finish_pump_run(name, "test", catalog::PumpRunEnd{}));
   }
-  Code error_of(const std::function<void()>& f) {
-    try {
-      f();
-    } catch (const Error& e) {
-      return e.code();
-    }
-    return Code::ok;
-  }
   template <class Pred>
   bool eventually(Pred p, int ms = 20000) {
     const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
@@ -147,8 +139,8 @@ TEST_F(PumpTriggers, EventsQueueTheUseCasesThatListenToThem) {
   EXPECT_FALSE(row("c").pending);
   EXPECT_EQ(pump_->due(core::now_ms()), (std::vector<std::string>{"a", "b"}));
   for (const char* bad : {"", "two words", "tab\there", "é"})
-    EXPECT_EQ(error_of([&] { pump_->event(bad); }), Code::invalid_argument) << bad;
-  EXPECT_EQ(error_of([&] { pump_->trigger("nope"); }), Code::not_found);
+    EXPECT_EQ(quarry::testing::code_of([&] { pump_->event(bad); }), Code::invalid_argument) << bad;
+  EXPECT_EQ(quarry::testing::code_of([&] { pump_->trigger("nope"); }), Code::not_found);
 }
 
 TEST_F(PumpTriggers, TriggersGiveAParkedUseCaseOneMoreAttemptAndKeepABackoff) {
@@ -236,7 +228,7 @@ TEST_F(PumpTriggers, TheBudgetStopsRunsAndEmbedsAndCountsUsageEntries) {
   write("notes", use_case(300));
   deploy();
   pump_->set_budget(2, catalog::AuditEntry{});
-  EXPECT_EQ(error_of([&] { pump_->run("notes"); }), Code::budget_exhausted);
+  EXPECT_EQ(quarry::testing::code_of([&] { pump_->run("notes"); }), Code::budget_exhausted);
   auto r = row("notes");
   EXPECT_TRUE(r.parked);  // not retryable: parked at once
   EXPECT_EQ(r.last_error.rfind("budget_exhausted: ", 0), 0u) << r.last_error;
@@ -247,7 +239,8 @@ TEST_F(PumpTriggers, TheBudgetStopsRunsAndEmbedsAndCountsUsageEntries) {
   EXPECT_EQ(*sp.monthly_budget, 2);
   EXPECT_EQ(sp.by_use_case["notes"].first, 2);
   EXPECT_EQ(sp.by_use_case["notes"].second, 256);
-  EXPECT_EQ(error_of([&] { pump_->embed("notes", "pumps"); }), Code::budget_exhausted);
+  EXPECT_EQ(quarry::testing::code_of([&] { pump_->embed("notes", "pumps"); }),
+            Code::budget_exhausted);
 
   // Raised: the run finishes (3 entries), and a query embedding is one more.
   pump_->set_budget(10, catalog::AuditEntry{});
@@ -264,7 +257,7 @@ TEST_F(PumpTriggers, TheBudgetStopsRunsAndEmbedsAndCountsUsageEntries) {
 
   pump_->set_budget(std::nullopt, catalog::AuditEntry{});
   EXPECT_FALSE(pump_->spend().monthly_budget.has_value());
-  EXPECT_EQ(error_of([&] { pump_->set_budget(-1, catalog::AuditEntry{}); }),
+  EXPECT_EQ(quarry::testing::code_of([&] { pump_->set_budget(-1, catalog::AuditEntry{}); }),
             Code::invalid_argument);
   EXPECT_EQ(month_start_utc(utc(2026, 12, 31, 23, 59)), utc(2026, 12, 1, 0, 0));
 }

@@ -1,7 +1,7 @@
 // Fusion of keyword and vector candidate lists (SPEC §4): interpolation and RRF.
 #include <gtest/gtest.h>
 
-#include "search/semantic.h"
+#include "search/fusion.h"
 
 namespace quarry::search {
 namespace {

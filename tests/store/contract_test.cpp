@@ -10,6 +10,7 @@
 
 #include "quarry/error.h"
 #include "store_contract.h"
+#include "test_util.h"
 
 namespace quarry::store::contract {
 namespace {
@@ -64,15 +65,7 @@ double cosine_distance(const Vec& a, const Vec& b) {
   return 1 - d / std::sqrt(na * nb);
 }
 
-template <typename F>
-Code code_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  return Code::ok;
-}
+using quarry::testing::code_of;
 
 TEST_P(StoreContract, UpsertThenQueryReturnsNearestFirst) {
   std::mt19937 rng(1);

@@ -8,18 +8,14 @@
 
 #include "quarry/error.h"
 #include "store/pgvector/pg_sql.h"
+#include "test_util.h"
 
 namespace quarry::store::pgvector {
 namespace {
 using nlohmann::json;
 
 Code code_of(const json& settings) {
-  try {
-    parse_pg_settings(settings);
-  } catch (const Error& e) {
-    return e.code();
-  }
-  return Code::ok;
+  return quarry::testing::code_of([&] { parse_pg_settings(settings); });
 }
 
 TEST(PgSql, SettingsHaveDefaultsAndRefuseUnknownOrBadKeys) {

@@ -9,6 +9,7 @@
 
 #include "quarry/error.h"
 #include "store/qdrant/qdrant_store.h"
+#include "test_util.h"
 
 namespace quarry::store::qdrant {
 namespace {
@@ -18,15 +19,7 @@ json tr(const char* filter) {
   return translate_filter(core::parse_filter_text(filter));
 }
 
-template <typename F>
-Code code_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  return Code::ok;
-}
+using quarry::testing::code_of;
 
 TEST(QdrantFilterTranslation, OperatorTable) {
   EXPECT_EQ(tr(R"({"lang": "en"})"), json::parse(R"({"key": "m.lang", "match": {"value": "en"}})"));

@@ -7,6 +7,7 @@
 #include <map>
 #include <thread>
 
+#include "core/layout.h"
 #include "quarry/error.h"
 #include "store/embedded/db.h"
 
@@ -43,11 +44,12 @@ class EmbeddedStore final : public VectorStore {
   EmbeddedStore(const Settings& settings, std::string dir)
       : settings_(settings), dir_(std::move(dir)) {
     std::error_code ec;
-    fs::create_directories(fs::path(dir_) / "vectors", ec);
+    const core::Layout layout{dir_};
+    fs::create_directories(layout.vectors_dir(), ec);
     if (ec)
-      throw Error(Code::io_error, "cannot create " + dir_ + "/vectors: " + ec.message(),
+      throw Error(Code::io_error, "cannot create " + layout.vectors_dir() + ": " + ec.message(),
                   {{"path", dir_}});
-    db_ = std::make_unique<VectorDb>((fs::path(dir_) / "vectors" / "vectors.db").string());
+    db_ = std::make_unique<VectorDb>(layout.vectors_db_path());
   }
   ~EmbeddedStore() override {
     scopes_.clear();  // save in-memory indexes while the db is still open

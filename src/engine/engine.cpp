@@ -1,4 +1,5 @@
-// Engine: the library facade over catalog, converters, chunker and search modes.
+// Engine: the library facade (include/quarry/engine.h) over the catalog, the write path
+// (ingest/), the retrieval modes (search/) and the vector lifecycle (lifecycle/).
 #include "quarry/engine.h"
 
 #include <pwd.h>
@@ -15,16 +16,19 @@
 #include "catalog/writer_lock.h"
 #include "core/filter.h"
 #include "core/kb_config.h"
+#include "core/layout.h"
+#include "core/secret_store.h"
 #include "core/util.h"
+#include "engine/serving_vectors.h"
+#include "engine/tokens.h"
+#include "ingest/ingest.h"
+#include "ingest/staging.h"
+#include "ingest/walk.h"
 #include "lifecycle/foreground.h"
-#include "lifecycle/ingest.h"
-#include "lifecycle/layout.h"
 #include "lifecycle/migrate.h"
-#include "lifecycle/retrieval.h"
 #include "lifecycle/scheduler.h"
-#include "lifecycle/tokens.h"
 #include "lifecycle/vectors.h"
-#include "lifecycle/walk.h"
+#include "search/retrieval.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -49,7 +53,7 @@ KbConfig parse_config(const std::string& text) {
   return core::kb_config_from_json(j);
 }
 
-Document to_document(const catalog::DocumentRow& r, const lifecycle::Layout& layout) {
+Document to_document(const catalog::DocumentRow& r, const core::Layout& layout) {
   Document d;
   d.id = r.id;
   d.kb = r.kb;
@@ -86,13 +90,14 @@ class EngineImpl final : public Engine {
                   "cannot create data directory " + opts_.data_dir + ": " + ec.message());
     layout_.data_dir = fs::canonical(opts_.data_dir).string();
     cat_ = catalog::Catalog::open(layout_.catalog_path());
-    vectors_ = std::make_unique<lifecycle::Vectors>(layout_.data_dir, *cat_);
+    vectors_ = std::make_unique<lifecycle::Vectors>(layout_.data_dir, *cat_,
+                                                    core::secret_lookup(layout_.data_dir));
     // Staged files are orphans of a crash only if no writer holds the lock; a reader never
     // waits for one: if the lock is busy, the live writer's files are left alone.
-    if (lifecycle::has_staged_files(layout_)) {
+    if (ingest::has_staged_files(layout_)) {
       try {
         catalog::WriterLock lock(layout_.data_dir, 0);
-        lifecycle::recover_staged_files(layout_, *cat_);
+        ingest::recover_staged_files(layout_, *cat_);
       } catch (const Error& e) {
         if (e.code() != Code::busy) throw;
       }
@@ -201,13 +206,13 @@ class EngineImpl final : public Engine {
                            const IngestOptions& opts) override {
     auto t0 = std::chrono::steady_clock::now();
     KbConfig config = kb_config(kb);
-    const lifecycle::Chunking chunking = vectors_->write_chunking(kb, config);
+    const chunk::Chunking chunking = vectors_->write_chunking(kb, config);
     std::error_code ec;
     if (!fs::exists(path, ec))
       throw Error(Code::not_found, "no such file or directory: " + path, {{"path", path}});
-    std::vector<lifecycle::WalkEntry> entries;
+    std::vector<ingest::WalkEntry> entries;
     if (fs::is_directory(path, ec)) {
-      entries = lifecycle::walk_directory(path, opts.include, opts.exclude);
+      entries = ingest::walk_directory(path, opts.include, opts.exclude);
     } else {
       entries.push_back({path, fs::path(path).filename().string(), "", ""});
     }
@@ -230,10 +235,10 @@ class EngineImpl final : public Engine {
     if (filename.empty() || filename.find('\0') != std::string::npos)
       throw Error(Code::invalid_argument, "a document needs a file name", {{"field", "filename"}});
     KbConfig config = kb_config(kb);
-    const lifecycle::Chunking chunking = vectors_->write_chunking(kb, config);
+    const chunk::Chunking chunking = vectors_->write_chunking(kb, config);
     catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
     IngestItem item =
-        lifecycle::ingest_document(ctx(chunking), config, kb, filename, bytes, opts, nullptr);
+        ingest::ingest_document(ctx(chunking), config, kb, filename, bytes, opts, nullptr);
     mark_pending(kb, item);
     return item;
   }
@@ -262,31 +267,31 @@ class EngineImpl final : public Engine {
 
   std::string read_markdown(const std::string& kb, const std::string& id) override {
     auto row = doc_row(kb, id);
-    std::string file = lifecycle::read_whole_file(layout_.markdown_path(kb, id));
+    std::string file = ingest::read_whole_file(layout_.markdown_path(kb, id));
     return file.substr(
         std::min<std::size_t>(static_cast<std::size_t>(row.body_offset), file.size()));
   }
 
   Document edit_document(const std::string& kb, const std::string& id,
                          const std::string& markdown) override {
-    const lifecycle::Chunking chunking = vectors_->write_chunking(kb, kb_config(kb));
+    const chunk::Chunking chunking = vectors_->write_chunking(kb, kb_config(kb));
     catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
     auto row = doc_row(kb, id);
     std::string body = convert::clean_markdown(markdown);
-    auto out = lifecycle::rewrite_document(ctx(chunking), row, body, nullptr, "document.edit");
+    auto out = ingest::rewrite_document(ctx(chunking), row, body, nullptr, "document.edit");
     return with_vectors(to_document(out, layout_), kb_config(kb), out);
   }
 
   Document reconvert_document(const std::string& kb, const std::string& id) override {
-    const lifecycle::Chunking chunking = vectors_->write_chunking(kb, kb_config(kb));
+    const chunk::Chunking chunking = vectors_->write_chunking(kb, kb_config(kb));
     catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
     auto row = doc_row(kb, id);
-    std::string raw = lifecycle::read_whole_file(layout_.raw_path(kb, id, row.raw_ext));
+    std::string raw = ingest::read_whole_file(layout_.raw_path(kb, id, row.raw_ext));
     auto conv = convert::Registry::builtin().convert({raw, row.filename, row.raw_ext});
     row.converter = conv.converter;
     if (!conv.title.empty()) row.title = conv.title;
-    auto out = lifecycle::rewrite_document(ctx(chunking), row, conv.markdown, nullptr,
-                                           "document.reconvert");
+    auto out =
+        ingest::rewrite_document(ctx(chunking), row, conv.markdown, nullptr, "document.reconvert");
     return with_vectors(to_document(out, layout_), kb_config(kb), out);
   }
 
@@ -296,8 +301,8 @@ class EngineImpl final : public Engine {
     KbConfig config = kb_config(kb);
     cat_->delete_document(kb, id, audit("document.delete", kb, id));
     vectors_->delete_document(kb, config, id);  // then its coordinates (orphans if we die here)
-    lifecycle::remove_file_quietly(layout_.markdown_path(kb, id));
-    lifecycle::remove_file_quietly(layout_.raw_path(kb, id, row.raw_ext));
+    ingest::remove_file_quietly(layout_.markdown_path(kb, id));
+    ingest::remove_file_quietly(layout_.raw_path(kb, id, row.raw_ext));
   }
 
   std::vector<std::string> delete_where(const std::string& kb,
@@ -310,8 +315,8 @@ class EngineImpl final : public Engine {
     KbConfig config = kb_config(kb);
     for (const auto& id : ids) {
       vectors_->delete_document(kb, config, id);
-      lifecycle::remove_file_quietly(layout_.markdown_path(kb, id));
-      lifecycle::remove_file_quietly(layout_.raw_path(kb, id, ext[id]));
+      ingest::remove_file_quietly(layout_.markdown_path(kb, id));
+      ingest::remove_file_quietly(layout_.raw_path(kb, id, ext[id]));
     }
     return ids;
   }
@@ -320,11 +325,11 @@ class EngineImpl final : public Engine {
 
   ReindexReport reindex(const std::string& kb, const ReindexOptions& opts) override {
     KbConfig config = kb_config(kb);
-    if (!cache_) cache_ = catalog::EmbedCache::open(layout_.data_dir + "/cache/embeddings.db");
+    if (!cache_) cache_ = catalog::EmbedCache::open(layout_.embed_cache_path());
     lifecycle::Scheduler sched(
         *vectors_, *cache_,
         [this](const catalog::DocumentRow& doc, const KbConfig& c) {
-          return lifecycle::rechunk_document(layout_, vectors_->chunking(doc.kb, c), doc);
+          return ingest::rechunk_document(layout_, vectors_->chunking(doc.kb, c), doc);
         },
         opts_.lock_timeout_ms);
     return sched.sweep(kb, config, opts, audit("", kb, ""));
@@ -349,7 +354,7 @@ class EngineImpl final : public Engine {
     cfg["store"]["id"] = store_id;
     cfg["store"]["settings"] = settings;
     KbConfig target = core::kb_config_from_json(cfg);
-    if (!cache_) cache_ = catalog::EmbedCache::open(layout_.data_dir + "/cache/embeddings.db");
+    if (!cache_) cache_ = catalog::EmbedCache::open(layout_.embed_cache_path());
     return lifecycle::migrate_store(*vectors_, *cat_, *cache_, kb, current, target,
                                     audit("kb.migrate_store", kb, kb));
   }
@@ -371,12 +376,12 @@ class EngineImpl final : public Engine {
   NewToken create_token(const std::string& name, const std::string& scope,
                         const std::vector<std::string>& kbs) override {
     catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
-    return lifecycle::mint_token(*cat_, name, scope, kbs, audit("token.create", "", ""));
+    return engine::mint_token(*cat_, name, scope, kbs, audit("token.create", "", ""));
   }
 
   std::vector<TokenInfo> list_tokens() override {
     std::vector<TokenInfo> out;
-    for (const auto& r : cat_->list_tokens()) out.push_back(lifecycle::token_info(r));
+    for (const auto& r : cat_->list_tokens()) out.push_back(engine::token_info(r));
     return out;
   }
 
@@ -388,7 +393,7 @@ class EngineImpl final : public Engine {
   }
 
   std::optional<TokenInfo> authenticate(const std::string& secret) override {
-    return lifecycle::find_token(*cat_, secret);
+    return engine::find_token(*cat_, secret);
   }
 
   void set_identity(const std::string& actor, const std::string& surface) override {
@@ -397,9 +402,9 @@ class EngineImpl final : public Engine {
   }
 
  private:
-  lifecycle::WriteContext ctx(const lifecycle::Chunking& chunking) {
-    return lifecycle::WriteContext{layout_, *cat_, convert::Registry::builtin(), chunking,
-                                   audit("", "", "")};
+  ingest::WriteContext ctx(const chunk::Chunking& chunking) {
+    return ingest::WriteContext{layout_, *cat_, convert::Registry::builtin(), chunking,
+                                audit("", "", "")};
   }
 
   catalog::AuditEntry audit(const std::string& action, const std::string& kb,
@@ -456,7 +461,7 @@ class EngineImpl final : public Engine {
     i.index_status = scope_status(st.documents > 0);
     i.index_status.vector = vectors_->kb_status(kb.name, i.config);
     auto& v = vectors_->for_kb(kb.name, i.config);
-    const lifecycle::Chunking chunking = vectors_->chunking(kb.name, i.config);
+    const chunk::Chunking chunking = vectors_->chunking(kb.name, i.config);
     i.config_revision = chunking.revision;
     i.chunk_max_tokens = chunking.options.max_tokens;
     i.chunk_overlap_tokens = chunking.options.overlap_tokens;
@@ -478,7 +483,7 @@ class EngineImpl final : public Engine {
   }
 
   IngestItem ingest_entry(const std::string& kb, const KbConfig& config,
-                          const lifecycle::Chunking& chunking, const lifecycle::WalkEntry& e,
+                          const chunk::Chunking& chunking, const ingest::WalkEntry& e,
                           const IngestOptions& opts, std::int64_t* batch_chunks,
                           std::int64_t* bytes_total) {
     IngestItem failed;
@@ -492,12 +497,12 @@ class EngineImpl final : public Engine {
     try {
       std::error_code ec;
       auto size = fs::file_size(e.absolute, ec);  // refuse before reading a huge file
-      if (!ec) lifecycle::check_upload_size(config, e.relative, static_cast<std::int64_t>(size));
-      std::string bytes = lifecycle::read_whole_file(e.absolute);
+      if (!ec) ingest::check_upload_size(config, e.relative, static_cast<std::int64_t>(size));
+      std::string bytes = ingest::read_whole_file(e.absolute);
       *bytes_total += static_cast<std::int64_t>(bytes.size());
       catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
-      IngestItem item = lifecycle::ingest_document(ctx(chunking), config, kb, e.relative, bytes,
-                                                   opts, batch_chunks);
+      IngestItem item =
+          ingest::ingest_document(ctx(chunking), config, kb, e.relative, bytes, opts, batch_chunks);
       item.path = e.relative;
       mark_pending(kb, item);
       return item;
@@ -535,13 +540,13 @@ class EngineImpl final : public Engine {
   }
 
   void rechunk_all(const std::string& kb, const KbConfig& config, bool dry_run) {
-    const lifecycle::Chunking chunking = vectors_->chunking(kb, config);
+    const chunk::Chunking chunking = vectors_->chunking(kb, config);
     std::string cursor;
     while (true) {
       auto rows = cat_->list_documents(kb, cursor, 500);
       if (rows.empty()) break;
       for (const auto& row : rows) {
-        std::string file = lifecycle::read_whole_file(layout_.markdown_path(kb, row.id));
+        std::string file = ingest::read_whole_file(layout_.markdown_path(kb, row.id));
         std::string body = file.substr(
             std::min<std::size_t>(static_cast<std::size_t>(row.body_offset), file.size()));
         if (dry_run) {
@@ -556,14 +561,14 @@ class EngineImpl final : public Engine {
           continue;
         }
         // New chunking is a new revision: set_kb() plans it, the scheduler embeds it.
-        lifecycle::rewrite_document(ctx(chunking), row, body, nullptr, "document.rechunk");
+        ingest::rewrite_document(ctx(chunking), row, body, nullptr, "document.rechunk");
       }
       cursor = rows.back().id;
     }
   }
 
   EngineOptions opts_;
-  lifecycle::Layout layout_;
+  core::Layout layout_;
   std::unique_ptr<catalog::Catalog> cat_;
   std::unique_ptr<lifecycle::Vectors> vectors_;
   std::unique_ptr<catalog::EmbedCache> cache_;  // opened by the first reindex
@@ -586,8 +591,8 @@ SearchResponse EngineImpl::search(const SearchRequest& r) {
   auto t0 = std::chrono::steady_clock::now();
   catalog::Catalog::ReadSnapshot snapshot(*cat_);
   KbConfig config = kb_config(r.kb);
-  lifecycle::Retrieval rt{*cat_, layout_, *vectors_};
-  SearchResponse resp = rt.search(r, config);
+  engine::ServingVectors vectors(*vectors_, r.kb, config);
+  SearchResponse resp = search::search(r, {*cat_, layout_, r.kb, config, vectors});
   resp.took_ms = ms_since(t0);
   return resp;
 }
@@ -597,8 +602,8 @@ GrepResponse EngineImpl::grep(const GrepRequest& r) {
   auto t0 = std::chrono::steady_clock::now();
   catalog::Catalog::ReadSnapshot snapshot(*cat_);
   KbConfig config = kb_config(r.kb);
-  lifecycle::Retrieval rt{*cat_, layout_, *vectors_};
-  GrepResponse out = rt.grep(r, config);
+  engine::ServingVectors vectors(*vectors_, r.kb, config);
+  GrepResponse out = search::grep(r, {*cat_, layout_, r.kb, config, vectors});
   out.took_ms = ms_since(t0);
   return out;
 }

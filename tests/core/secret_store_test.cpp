@@ -15,36 +15,9 @@ namespace {
 using quarry::testing::read_file;
 using quarry::testing::TempDir;
 
-// Sets (or clears) an environment variable for one test and restores it afterwards.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value)
-      ::setenv(name, value, 1);
-    else
-      ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      ::setenv(name_, old_->c_str(), 1);
-    else
-      ::unsetenv(name_);
-  }
+using quarry::testing::ScopedEnv;
 
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
-Code code_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  return Code::ok;
-}
+using quarry::testing::code_of;
 
 TEST(SecretStore, RoundTripsAndListsNamesOnly) {
   ScopedEnv no_env_key("QUARRY_SECRET_KEY", nullptr);

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "fault_embed_server.h"
-#include "lifecycle/engine_fixture.h"
+#include "engine/engine_fixture.h"
+#include "net/fault_embed_server.h"
 
 namespace quarry::lifecycle::testing_support {
 namespace {
@@ -297,7 +297,7 @@ TEST_P(LifecycleOutage, StopsTheSweepTombstonesNothingAndResumesAfterwards) {
   SearchRequest q;
   q.kb = "k";
   q.query = "This is part 0 of d2";
-  q.mode = "vector";
+  q.mode = Mode::vector;
   q.top_k = 3;
   EXPECT_FALSE(engine->search(q).hits.empty());
 }
@@ -323,10 +323,10 @@ TEST_F(LifecycleFaults, AHybridQueryWhoseTextCannotBeEmbeddedIsAnsweredByKeyword
   SearchRequest q;
   q.kb = "k";
   q.query = "part 2 of d1";
-  q.mode = "hybrid";
+  q.mode = Mode::hybrid;
   q.top_k = 2;
   auto r = engine->search(q);
-  EXPECT_EQ(r.mode, "keyword");
+  EXPECT_EQ(r.mode, Mode::keyword);
   ASSERT_EQ(r.degraded.size(), 1u);
   EXPECT_NE(r.degraded[0].find("answered by keyword"), std::string::npos) << r.degraded[0];
   ASSERT_EQ(r.hits.size(), 2u);

@@ -1,9 +1,9 @@
-#include "lifecycle/chunking.h"
+#include "chunk/chunking.h"
 
-namespace quarry::lifecycle {
+namespace quarry::chunk {
 
-chunk::ChunkOptions chunk_options(const KbConfig& c) {
-  chunk::ChunkOptions o;
+ChunkOptions chunk_options(const KbConfig& c) {
+  ChunkOptions o;
   o.profile = c.chunking.profile;
   o.max_tokens = c.chunking.effective_max_tokens();
   o.overlap_tokens = c.chunking.effective_overlap_tokens();
@@ -11,4 +11,4 @@ chunk::ChunkOptions chunk_options(const KbConfig& c) {
   return o;
 }
 
-}  // namespace quarry::lifecycle
+}  // namespace quarry::chunk

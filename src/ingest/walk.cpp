@@ -1,14 +1,14 @@
-#include "lifecycle/walk.h"
+#include "ingest/walk.h"
 
 #include <algorithm>
 #include <filesystem>
 
-#include "lifecycle/glob.h"
+#include "ingest/glob.h"
 #include "quarry/error.h"
 
 namespace fs = std::filesystem;
 
-namespace quarry::lifecycle {
+namespace quarry::ingest {
 namespace {
 
 bool inside(const fs::path& root, const fs::path& p) {
@@ -69,4 +69,4 @@ std::vector<WalkEntry> walk_directory(const std::string& root_arg,
   return out;
 }
 
-}  // namespace quarry::lifecycle
+}  // namespace quarry::ingest

@@ -350,16 +350,27 @@ TEST_F(EngineTest, SearchModes) {
   SearchRequest r;
   r.kb = "k";
   r.query = "capybara";
-  r.mode = "vector";
+  r.mode = Mode::vector;
   EXPECT_EQ(code_of([&] { engine->search(r); }), Code::mode_unavailable);
-  r.mode = "hybrid";
+  r.mode = Mode::hybrid;
   auto resp = engine->search(r);
-  EXPECT_EQ(resp.mode, "keyword");
+  EXPECT_EQ(resp.mode, Mode::keyword);
   EXPECT_FALSE(resp.degraded.empty());
   EXPECT_FALSE(resp.hits.empty());
-  r.mode = "telepathy";
-  EXPECT_EQ(code_of([&] { engine->search(r); }), Code::invalid_argument);
-  r.mode = "keyword";
+  // A default KB has no embedder: auto (the default mode) says that is why it used keyword.
+  r.mode.reset();
+  resp = engine->search(r);
+  EXPECT_EQ(resp.mode, Mode::keyword);
+  ASSERT_EQ(resp.degraded.size(), 1u);
+  EXPECT_EQ(resp.degraded[0].rfind("no_embedder: ", 0), 0u) << resp.degraded[0];
+  // Mode names are parsed in one place, which names the field and the known modes.
+  std::map<std::string, std::string> details;
+  std::string message;
+  EXPECT_EQ(code_of([] { mode_from_name("telepathy"); }, &details, &message),
+            Code::invalid_argument);
+  EXPECT_EQ(details["field"], "mode");
+  EXPECT_NE(message.find("keyword, grep, vector, hybrid, auto"), std::string::npos) << message;
+  r.mode = Mode::keyword;
   r.top_k = 0;
   EXPECT_EQ(code_of([&] { engine->search(r); }), Code::invalid_argument);
   engine->set_kb("k", {{"modes", R"(["grep"])"}});

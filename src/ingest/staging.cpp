@@ -1,4 +1,4 @@
-#include "lifecycle/layout.h"
+#include "ingest/staging.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -16,15 +16,7 @@
 
 namespace fs = std::filesystem;
 
-namespace quarry::lifecycle {
-
-std::string Layout::staged_path(const std::string& final_path) const {
-  // <data>/kb/<kb>/<sub>/<name> -> <data>/staging/<kb>.<sub>.<name>.tmp (KB names have no '.')
-  const fs::path p(final_path);
-  const std::string sub = p.parent_path().filename().string();
-  const std::string kb = p.parent_path().parent_path().filename().string();
-  return staging_dir() + "/" + kb + "." + sub + "." + p.filename().string() + ".tmp";
-}
+namespace quarry::ingest {
 
 std::string stage_file(const Layout& layout, const std::string& final_path,
                        std::string_view bytes) {
@@ -117,4 +109,4 @@ void recover_staged_files(const Layout& layout, const catalog::Catalog& cat) {
   });
 }
 
-}  // namespace quarry::lifecycle
+}  // namespace quarry::ingest

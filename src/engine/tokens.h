@@ -10,7 +10,7 @@
 #include "catalog/catalog.h"
 #include "quarry/types.h"
 
-namespace quarry::lifecycle {
+namespace quarry::engine {
 
 NewToken mint_token(catalog::Catalog& cat, const std::string& name, const std::string& scope,
                     const std::vector<std::string>& kbs, catalog::AuditEntry audit);
@@ -18,4 +18,4 @@ TokenInfo token_info(const catalog::TokenRow& row);
 // The valid token whose secret this is.
 std::optional<TokenInfo> find_token(const catalog::Catalog& cat, const std::string& secret);
 
-}  // namespace quarry::lifecycle
+}  // namespace quarry::engine

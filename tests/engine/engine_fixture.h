@@ -1,4 +1,4 @@
-// Shared helpers for the lifecycle tests: an Engine on its own TempDir data directory.
+// Shared helpers for the engine and lifecycle tests: an Engine on its own TempDir data directory.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "catalog/catalog.h"
-#include "lifecycle/layout.h"
+#include "core/layout.h"
 #include "quarry/engine.h"
 #include "test_util.h"
 
@@ -21,18 +21,7 @@ namespace quarry::lifecycle::testing_support {
 namespace fs = std::filesystem;
 
 // The code of the quarry::Error `fn` throws, or Code::ok when it throws none.
-template <typename Fn>
-Code code_of(Fn&& fn, std::map<std::string, std::string>* details = nullptr,
-             std::string* message = nullptr) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    if (details) *details = e.details();
-    if (message) *message = e.message();
-    return e.code();
-  }
-  return Code::ok;
-}
+using quarry::testing::code_of;
 
 class EngineTest : public ::testing::Test {
  protected:
@@ -51,7 +40,7 @@ class EngineTest : public ::testing::Test {
 
   // A read-only view of the catalog beside the engine (WAL readers never block).
   std::unique_ptr<catalog::Catalog> catalog() const {
-    return catalog::Catalog::open(canonical_data + "/catalog.db");
+    return catalog::Catalog::open(core::Layout{canonical_data}.catalog_path());
   }
 
   fs::path md_file(const std::string& kb, const std::string& id) const {
@@ -63,7 +52,7 @@ class EngineTest : public ::testing::Test {
 
   // Where a write stages the file that becomes `final_path` before its catalog commit.
   fs::path staged(const fs::path& final_path) const {
-    return lifecycle::Layout{canonical_data}.staged_path(final_path.string());
+    return core::Layout{canonical_data}.staged_path(final_path.string());
   }
 
   IngestItem add(const std::string& kb, const std::string& name, const std::string& bytes,
@@ -79,7 +68,7 @@ class EngineTest : public ::testing::Test {
     SearchRequest r;
     r.kb = kb;
     r.query = query;
-    r.mode = "keyword";
+    r.mode = Mode::keyword;
     r.top_k = top_k;
     r.filter_json = filter;
     return engine->search(r).hits;

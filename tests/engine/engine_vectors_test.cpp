@@ -41,7 +41,7 @@ class EngineVectors : public EngineTest, public ::testing::WithParamInterface<st
     SearchRequest r;
     r.kb = kb;
     r.query = q;
-    r.mode = mode;
+    r.mode = mode_from_name(mode);
     r.top_k = k;
     r.filter_json = filter;
     return engine->search(r);
@@ -75,7 +75,7 @@ TEST_P(EngineVectors, VectorSearchFindsTheNearestDocumentWithCosineScores) {
   std::string rockets = add("k", "rockets.md", kRockets, "b");
   add("k", "bread.md", kBread, "c");
   auto r = search("k", "rocket launches into orbit", "vector");
-  EXPECT_EQ(r.mode, "vector");
+  EXPECT_EQ(r.mode, Mode::vector);
   ASSERT_FALSE(r.hits.empty());
   EXPECT_EQ(r.hits[0].doc_id, rockets);
   EXPECT_EQ(r.hits[0].metric, "cosine_distance");
@@ -97,7 +97,7 @@ TEST_P(EngineVectors, HybridFusesAndReturnsTheLabelledPerModeLists) {
   add("k", "rockets.md", kRockets, "b");
   std::string bread = add("k", "bread.md", kBread, "c");
   auto r = search("k", "sourdough starter", "hybrid");
-  EXPECT_EQ(r.mode, "hybrid");
+  EXPECT_EQ(r.mode, Mode::hybrid);
   EXPECT_TRUE(r.degraded.empty());
   ASSERT_FALSE(r.hits.empty());
   EXPECT_EQ(r.hits[0].doc_id, bread);
@@ -110,7 +110,7 @@ TEST_P(EngineVectors, HybridFusesAndReturnsTheLabelledPerModeLists) {
   SearchRequest rrf;
   rrf.kb = "k";
   rrf.query = "sourdough starter";
-  rrf.mode = "hybrid";
+  rrf.mode = Mode::hybrid;
   rrf.fusion = "rrf";
   auto rr = engine->search(rrf);
   ASSERT_FALSE(rr.hits.empty());
@@ -118,7 +118,7 @@ TEST_P(EngineVectors, HybridFusesAndReturnsTheLabelledPerModeLists) {
   EXPECT_EQ(rr.hits[0].doc_id, bread);
   EXPECT_LE(rr.hits[0].score, 1.0);
   // auto = hybrid when the embedder works
-  EXPECT_EQ(search("k", "sourdough starter", "auto").mode, "hybrid");
+  EXPECT_EQ(search("k", "sourdough starter", "auto").mode, Mode::hybrid);
 }
 
 // Keyword candidates reach the fusion without snippets (50 are ranked for a top 10); the hits
@@ -139,11 +139,11 @@ TEST_P(EngineVectors, HybridHitsAreHighlightedWhereverTheyRankedInTheKeywordList
   SearchRequest q;
   q.kb = "k";
   q.query = "sourdough starter";
-  q.mode = "hybrid";
+  q.mode = Mode::hybrid;
   q.top_k = 1;
   q.semantic_ratio = 1.0;  // the fused order is the vector order
   auto r = engine->search(q);
-  ASSERT_EQ(r.mode, "hybrid");
+  ASSERT_EQ(r.mode, Mode::hybrid);
   ASSERT_EQ(r.hits.size(), 1u);
   ASSERT_EQ(r.per_mode.size(), 2u);
   ASSERT_EQ(r.per_mode[0].second.size(), 1u);
@@ -252,12 +252,12 @@ TEST_F(EngineTest, WithoutAnEmbedderVectorIsAnErrorAndAutoDegradesToKeyword) {
   SearchRequest r;
   r.kb = "plain";
   r.query = "kitten";
-  r.mode = "vector";
+  r.mode = Mode::vector;
   std::map<std::string, std::string> details;
   EXPECT_EQ(code_of([&] { engine->search(r); }, &details), Code::mode_unavailable);
-  r.mode = "auto";
+  r.mode = Mode::automatic;
   auto resp = engine->search(r);
-  EXPECT_EQ(resp.mode, "keyword");
+  EXPECT_EQ(resp.mode, Mode::keyword);
   ASSERT_EQ(resp.degraded.size(), 1u);
   EXPECT_EQ(resp.hits.size(), 1u);
 }
@@ -274,13 +274,13 @@ TEST_F(EngineTest, AMissingModelKeepsDocumentsAndDegradesHybrid) {
   SearchRequest r;
   r.kb = "m";
   r.query = "kitten";
-  r.mode = "hybrid";
+  r.mode = Mode::hybrid;
   auto resp = engine->search(r);
-  EXPECT_EQ(resp.mode, "keyword");
+  EXPECT_EQ(resp.mode, Mode::keyword);
   ASSERT_EQ(resp.degraded.size(), 1u);
   EXPECT_NE(resp.degraded[0].find("embedder_unavailable"), std::string::npos);
   EXPECT_EQ(resp.hits.size(), 1u);
-  r.mode = "vector";
+  r.mode = Mode::vector;
   EXPECT_EQ(code_of([&] { engine->search(r); }), Code::mode_unavailable);
 }
 

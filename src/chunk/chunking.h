@@ -8,17 +8,17 @@
 #include "chunk/chunker.h"
 #include "quarry/config.h"
 
-namespace quarry::lifecycle {
+namespace quarry::chunk {
 
 struct Chunking {
-  chunk::ChunkOptions options;
-  const chunk::Tokenizer* tokenizer = nullptr;  // owned by the Vectors that made this
+  ChunkOptions options;
+  const Tokenizer* tokenizer = nullptr;  // owned by the Vectors that made this
   // The chunking revision (documents.chunking, revisions.config_revision): config_revision of
   // the config and, when it is not the approximation, of the tokenizer and the model's limit.
   std::string revision;
 };
 
 // The chunker's options under a KB's config alone (no model limit applied).
-chunk::ChunkOptions chunk_options(const KbConfig& config);
+ChunkOptions chunk_options(const KbConfig& config);
 
-}  // namespace quarry::lifecycle
+}  // namespace quarry::chunk

@@ -6,19 +6,19 @@
 #include <vector>
 
 #include "catalog/catalog.h"
+#include "chunk/chunking.h"
 #include "convert/converter.h"
-#include "lifecycle/chunking.h"
-#include "lifecycle/layout.h"
+#include "ingest/staging.h"
 #include "quarry/engine.h"
 
-namespace quarry::lifecycle {
+namespace quarry::ingest {
 
 struct WriteContext {
   const Layout& layout;
   catalog::Catalog& catalog;
   const convert::Registry& converters;
-  const Chunking& chunking;   // how this KB's documents are cut now
-  catalog::AuditEntry audit;  // actor + surface; action/target filled per write
+  const chunk::Chunking& chunking;  // how this KB's documents are cut now
+  catalog::AuditEntry audit;        // actor + surface; action/target filled per write
 };
 
 // Throws Error(payload_too_large) when `bytes` exceeds limits.max_upload_bytes.
@@ -37,7 +37,8 @@ IngestItem ingest_document(const WriteContext& ctx, const KbConfig& config, cons
 
 // A document's chunks cut as `chunking` says, from its Markdown on disk, the document untouched
 // (blue-green chunking builds them beside the serving ones; reconciliation re-cuts stragglers).
-std::vector<catalog::ChunkRow> rechunk_document(const Layout& layout, const Chunking& chunking,
+std::vector<catalog::ChunkRow> rechunk_document(const Layout& layout,
+                                                const chunk::Chunking& chunking,
                                                 const catalog::DocumentRow& row);
 
 // Re-chunks and rewrites an existing document from a new Markdown body (edit) or a fresh
@@ -46,4 +47,4 @@ catalog::DocumentRow rewrite_document(const WriteContext& ctx, catalog::Document
                                       const std::string& markdown_body, const std::string* raw,
                                       const std::string& action);
 
-}  // namespace quarry::lifecycle
+}  // namespace quarry::ingest

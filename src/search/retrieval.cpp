@@ -1,88 +1,36 @@
 // The retrieval modes of SPEC §4 over one KB: which mode answers, degrading hybrid/auto to
 // keyword with a reason, the fusion of keyword and vector candidates, and grep.
-#include "lifecycle/retrieval.h"
+#include "search/retrieval.h"
 
 #include <algorithm>
 #include <unordered_map>
 
 #include "core/filter.h"
 #include "quarry/error.h"
+#include "search/fusion.h"
 #include "search/grep.h"
+#include "search/hits.h"
 #include "search/keyword.h"
-#include "search/semantic.h"
 
-namespace quarry::lifecycle {
+namespace quarry::search {
 
 namespace {
 
-bool mode_enabled(const KbConfig& c, const std::string& mode) {
+bool mode_enabled(const KbConfig& c, Mode mode) {
   return std::find(c.modes.begin(), c.modes.end(), mode) != c.modes.end();
 }
 
-}  // namespace
-
-SearchResponse Retrieval::search(const SearchRequest& r, const KbConfig& config) {
-  core::Filter filter = core::parse_filter_text(r.filter_json);
-  SearchResponse resp;
-  resp.kb = r.kb;
-  std::string mode = r.mode.empty() ? "auto" : r.mode;
-  if (mode != "grep" && mode != "keyword" && mode != "vector" && mode != "hybrid" && mode != "auto")
-    throw Error(Code::invalid_argument,
-                "unknown mode '" + mode + "' (keyword, grep, vector, hybrid, auto)",
-                {{"field", "mode"}});
-  const bool fused = mode == "hybrid" || mode == "auto";
-  if (fused && !mode_enabled(config, mode)) {
-    resp.degraded.push_back("mode_disabled: " + mode +
-                            " is not among the modes of knowledge base '" + r.kb +
-                            "'; answered by keyword");
-    mode = "keyword";
-  }
-  if (!mode_enabled(config, mode))
-    throw Error(Code::mode_unavailable,
-                mode + " search is disabled for knowledge base '" + r.kb +
-                    "' (see `quarry kb set " + r.kb + " modes=...`)",
-                {{"mode", mode}});
-  if (mode == "grep") {
-    resp.hits = grep_as_hits(r, config);
-  } else {
-    KbVectors* vec = nullptr;
-    // The serving revision answers (SPEC §7): during a blue-green build, the previous
-    // embedder embeds the query and only the previous revision's vectors are searched.
-    if (mode != "keyword") vec = &vectors_.serving(r.kb, config);
-    const std::string why = vec ? vec->unavailable : "";
-    if (mode == "vector" && !vec->usable())
-      throw Error(
-          Code::mode_unavailable,
-          "vector search is unavailable for knowledge base '" + r.kb + "': " + why,
-          {{"mode", "vector"}, {"reason", vec->provider ? "embedder_unavailable" : "no_embedder"}});
-    if ((mode == "hybrid" || mode == "auto") && !vec->usable()) {
-      resp.degraded.push_back((vec->provider ? "embedder_unavailable: " : "no_embedder: ") + why +
-                              "; answered by keyword");
-      mode = "keyword";
-    }
-    if (mode == "keyword") {
-      resp.hits =
-          search::keyword_search(cat_, r.kb, r.query, filter, r.top_k, r.min_score, r.advanced);
-    } else if (mode == "vector") {
-      resp.hits =
-          search::vector_search(cat_, r.kb, r.query, filter, r.top_k, r.min_score, vec->source());
-    } else {
-      mode = hybrid(r, config, filter, *vec, resp);
-    }
-  }
-  resp.mode = mode;
-  resp.index_status.keyword = cat_.has_documents(r.kb, filter) ? "ready" : "not_built";
-  if (!config.embedder.provider.empty())
-    resp.index_status.vector = vectors_.kb_status(r.kb, config, filter);
-  return resp;
+std::string reason_code(const ServingVectors& v) {
+  return v.has_embedder ? "embedder_unavailable" : "no_embedder";
 }
 
 // Keyword and vector candidates fused (SPEC §4). If the query cannot be embedded right now
 // (a remote provider down, rate-limited), answers by keyword and says why. Returns the mode
 // that answered.
-std::string Retrieval::hybrid(const SearchRequest& r, const KbConfig& config,
-                              const core::Filter& filter, KbVectors& vec, SearchResponse& resp) {
-  search::FusionOptions fo;
+Mode hybrid(const SearchRequest& r, const KbScope& kb, const core::Filter& filter,
+            const ServingVectors& vec, SearchResponse& resp) {
+  const KbConfig& config = kb.config;
+  FusionOptions fo;
   fo.fusion = r.fusion.value_or(config.hybrid.fusion);
   fo.semantic_ratio = r.semantic_ratio.value_or(config.hybrid.semantic_ratio);
   fo.rrf_k = config.hybrid.rrf_k;
@@ -94,49 +42,48 @@ std::string Retrieval::hybrid(const SearchRequest& r, const KbConfig& config,
   if (fo.semantic_ratio < 0 || fo.semantic_ratio > 1)
     throw Error(Code::invalid_argument, "semantic_ratio must be between 0 and 1",
                 {{"field", "semantic_ratio"}});
-  const int depth = search::fusion_depth(r.top_k);
+  const int depth = fusion_depth(r.top_k);
   // Both sides are bare candidates (keys and scores): a top 10 ranks 50 keyword and 200 vector
   // chunks, and only the hits returned are read and highlighted (reading and highlighting all
   // 50 keyword rows was half of a hybrid query).
-  auto kw = search::keyword_candidates(cat_, r.kb, r.query, filter, depth, r.advanced);
+  auto kw = keyword_candidates(kb.cat, kb.kb, r.query, filter, depth, r.advanced);
   std::vector<Hit> vh;
   try {
     // The vector side goes deeper: a chunk missing from a list counts 0 there, and a deeper
     // vector list gives more keyword candidates their real similarity (measured: SciFact
     // nDCG@10 +0.002 at α 0.1 for 1000 instead of 600 candidates). They are bare hits: only
     // the winners of the fusion are read from the catalog.
-    vh = search::vector_candidates(r.kb, r.query, filter, search::vector_fusion_depth(r.top_k),
-                                   vec.source());
+    vh = vector_candidates(kb.kb, r.query, filter, vector_fusion_depth(r.top_k), vec.source);
   } catch (const Error& e) {
     if (e.code() == Code::invalid_argument) throw;
     resp.degraded.push_back(std::string(code_name(e.code())) + ": " + e.message() +
                             "; answered by keyword");
     resp.hits = std::move(kw);
     std::erase_if(resp.hits, [&](const Hit& h) { return h.score < r.min_score; });
-    search::complete_hits(cat_, r.kb, r.query, resp.hits, r.top_k, r.advanced);
-    return "keyword";
+    complete_hits(kb.cat, kb.kb, r.query, resp.hits, r.top_k, r.advanced);
+    return Mode::keyword;
   }
   // A few more than top_k: stale vectors and sibling windows are dropped once rows are read.
-  resp.hits = search::fuse(kw, vh, fo, r.top_k * 2 + 10, r.min_score);
-  search::complete_hits(cat_, r.kb, r.query, resp.hits, r.top_k, r.advanced);
+  resp.hits = fuse(kw, vh, fo, r.top_k * 2 + 10, r.min_score);
+  complete_hits(kb.cat, kb.kb, r.query, resp.hits, r.top_k, r.advanced);
   // Each mode's own list; chunks already in the fused top are copied, not read again. Two
   // spare keyword candidates fill in for chunks deleted since they were ranked.
   if (static_cast<int>(kw.size()) > r.top_k + 2) kw.resize(r.top_k + 2);
-  search::complete_hits(cat_, r.kb, r.query, kw, r.top_k, r.advanced, &resp.hits);
+  complete_hits(kb.cat, kb.kb, r.query, kw, r.top_k, r.advanced, &resp.hits);
   if (static_cast<int>(vh.size()) > r.top_k * 2 + 10) vh.resize(r.top_k * 2 + 10);
-  search::complete_hits(cat_, r.kb, r.query, vh, r.top_k, r.advanced, &resp.hits);
+  complete_hits(kb.cat, kb.kb, r.query, vh, r.top_k, r.advanced, &resp.hits);
   resp.per_mode.emplace_back("keyword", std::move(kw));
   resp.per_mode.emplace_back("vector", std::move(vh));
-  return "hybrid";
+  return Mode::hybrid;
 }
 
-std::vector<Hit> Retrieval::grep_as_hits(const SearchRequest& r, const KbConfig& config) {
+std::vector<Hit> grep_as_hits(const SearchRequest& r, const KbScope& kb) {
   GrepRequest g;
   g.kb = r.kb;
   g.pattern = r.query;
   g.max_matches = static_cast<std::size_t>(std::max(1, r.top_k));
   g.filter_json = r.filter_json;
-  GrepResponse gr = grep(g, config);
+  GrepResponse gr = grep(g, kb);
   std::vector<Hit> hits;
   for (auto& m : gr.matches) {
     Hit h;
@@ -153,27 +100,81 @@ std::vector<Hit> Retrieval::grep_as_hits(const SearchRequest& r, const KbConfig&
   return hits;
 }
 
-GrepResponse Retrieval::grep(const GrepRequest& r, const KbConfig& config) {
-  if (!mode_enabled(config, "grep"))
+}  // namespace
+
+SearchResponse search(const SearchRequest& r, const KbScope& kb) {
+  const KbConfig& config = kb.config;
+  core::Filter filter = core::parse_filter_text(r.filter_json);
+  SearchResponse resp;
+  resp.kb = r.kb;
+  Mode mode = r.mode.value_or(kDefaultMode);
+  const bool fused = mode == Mode::hybrid || mode == Mode::automatic;
+  if (fused && !mode_enabled(config, mode)) {
+    // A KB without an embedder says so (the fix is an embedder, not a list of modes).
+    const ServingVectors& v = kb.vectors.serving();
+    if (!v.has_embedder)
+      resp.degraded.push_back("no_embedder: " + v.unavailable + "; answered by keyword");
+    else
+      resp.degraded.push_back(std::string("mode_disabled: ") + mode_name(mode) +
+                              " is not among the modes of knowledge base '" + r.kb +
+                              "'; answered by keyword");
+    mode = Mode::keyword;
+  }
+  if (!mode_enabled(config, mode))
+    throw Error(Code::mode_unavailable,
+                std::string(mode_name(mode)) + " search is disabled for knowledge base '" + r.kb +
+                    "' (see `quarry kb set " + r.kb + " modes=...`)",
+                {{"mode", mode_name(mode)}});
+  if (mode == Mode::grep) {
+    resp.hits = grep_as_hits(r, kb);
+  } else {
+    const ServingVectors* vec = nullptr;
+    if (mode != Mode::keyword) vec = &kb.vectors.serving();
+    if (mode == Mode::vector && !vec->usable())
+      throw Error(
+          Code::mode_unavailable,
+          "vector search is unavailable for knowledge base '" + r.kb + "': " + vec->unavailable,
+          {{"mode", "vector"}, {"reason", reason_code(*vec)}});
+    if (fused && mode != Mode::keyword && !vec->usable()) {
+      resp.degraded.push_back(reason_code(*vec) + ": " + vec->unavailable +
+                              "; answered by keyword");
+      mode = Mode::keyword;
+    }
+    if (mode == Mode::keyword) {
+      resp.hits = keyword_search(kb.cat, r.kb, r.query, filter, r.top_k, r.min_score, r.advanced);
+    } else if (mode == Mode::vector) {
+      resp.hits = vector_search(kb.cat, r.kb, r.query, filter, r.top_k, r.min_score, vec->source);
+    } else {
+      mode = hybrid(r, kb, filter, *vec, resp);
+    }
+  }
+  resp.mode = mode;
+  resp.index_status.keyword = kb.cat.has_documents(r.kb, filter) ? "ready" : "not_built";
+  if (!config.embedder.provider.empty()) resp.index_status.vector = kb.vectors.status(filter);
+  return resp;
+}
+
+GrepResponse grep(const GrepRequest& r, const KbScope& kb) {
+  if (!mode_enabled(kb.config, Mode::grep))
     throw Error(Code::mode_unavailable, "grep is disabled for knowledge base '" + r.kb + "'",
                 {{"mode", "grep"}});
   core::Filter filter = core::parse_filter_text(r.filter_json);
-  std::vector<search::GrepFile> files;
+  std::vector<GrepFile> files;
   std::unordered_map<std::string, std::optional<Subject>> subjects;
-  for (auto& d : cat_.document_refs(r.kb, filter)) {
+  for (auto& d : kb.cat.document_refs(r.kb, filter)) {
     if (d.subject_key && d.subject_value)
       subjects[d.id] = Subject{*d.subject_key, *d.subject_value};
-    std::string path = layout_.markdown_path(r.kb, d.id);
+    std::string path = kb.layout.markdown_path(r.kb, d.id);
     files.push_back({std::move(d.id), std::move(d.filename), std::move(path)});
   }
-  search::GrepOptions o;
+  GrepOptions o;
   o.pattern = r.pattern;
   o.literal = r.literal;
   o.ignore_case = r.ignore_case;
   o.before_context = r.before_context;
   o.after_context = r.after_context;
   o.max_matches = r.max_matches;
-  auto res = search::grep_files(files, o);
+  auto res = grep_files(files, o);
   GrepResponse out;
   out.kb = r.kb;
   out.truncated = res.truncated;
@@ -196,4 +197,4 @@ GrepResponse Retrieval::grep(const GrepRequest& r, const KbConfig& config) {
   return out;
 }
 
-}  // namespace quarry::lifecycle
+}  // namespace quarry::search

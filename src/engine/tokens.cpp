@@ -1,4 +1,4 @@
-#include "lifecycle/tokens.h"
+#include "engine/tokens.h"
 
 #include <nlohmann/json.hpp>
 
@@ -6,7 +6,7 @@
 #include "core/util.h"
 #include "quarry/error.h"
 
-namespace quarry::lifecycle {
+namespace quarry::engine {
 using nlohmann::json;
 
 NewToken mint_token(catalog::Catalog& cat, const std::string& name, const std::string& scope,
@@ -50,4 +50,4 @@ std::optional<TokenInfo> find_token(const catalog::Catalog& cat, const std::stri
   return token_info(*row);
 }
 
-}  // namespace quarry::lifecycle
+}  // namespace quarry::engine

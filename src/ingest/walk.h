@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-namespace quarry::lifecycle {
+namespace quarry::ingest {
 
 struct WalkEntry {
   std::string absolute;    // path to read
@@ -21,4 +21,4 @@ std::vector<WalkEntry> walk_directory(const std::string& root,
                                       const std::vector<std::string>& include,
                                       const std::vector<std::string>& exclude);
 
-}  // namespace quarry::lifecycle
+}  // namespace quarry::ingest

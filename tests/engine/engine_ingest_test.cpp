@@ -451,7 +451,7 @@ TEST_F(EngineTest, SearchesSeeWhatAnotherEngineCommitsBetweenThem) {
     SCOPED_TRACE(mode);
     SearchRequest r;
     r.kb = "k";
-    r.mode = mode;
+    r.mode = mode_from_name(mode);
     r.query = std::string("zeppelin") + mode;
     EXPECT_TRUE(engine->search(r).hits.empty());
     other->ingest_bytes("k", std::string(mode) + ".md", "# Z\n\n" + r.query + " airship\n", {});
@@ -462,7 +462,7 @@ TEST_F(EngineTest, SearchesSeeWhatAnotherEngineCommitsBetweenThem) {
   // So are config changes (the parsed config is kept per text of it, not per KB).
   SearchRequest r;
   r.kb = "k";
-  r.mode = "keyword";
+  r.mode = Mode::keyword;
   r.query = "airship";
   EXPECT_EQ(engine->search(r).hits.size(), 2u);
   other->set_kb("k", {{"modes", R"(["grep"])"}});

@@ -1,9 +1,9 @@
 // Globs of directory ingest (SPEC §2.6) on '/'-separated relative paths.
 #include <gtest/gtest.h>
 
-#include "lifecycle/glob.h"
+#include "ingest/glob.h"
 
-namespace quarry::lifecycle {
+namespace quarry::ingest {
 namespace {
 
 TEST(Glob, StarStaysWithinOneSegment) {
@@ -69,4 +69,4 @@ TEST(Glob, LiteralPaths) {
 }
 
 }  // namespace
-}  // namespace quarry::lifecycle
+}  // namespace quarry::ingest

@@ -6,9 +6,10 @@
 
 #include <cmath>
 
-#include "fake_embed_server.h"
-#include "fakes.h"
+#include "net/fake_embed_server.h"
+#include "net/fakes.h"
 #include "quarry/error.h"
+#include "test_util.h"
 
 namespace quarry::embed {
 namespace {
@@ -41,14 +42,7 @@ struct Harness {
   }
 };
 
-Error error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  return Error(Code::ok, "no error");
-}
+using quarry::testing::error_of;
 
 void expect_no_key(const Error& e) {
   EXPECT_EQ(e.message().find(kKey), std::string::npos) << e.message();

@@ -1,10 +1,10 @@
-#include "lifecycle/glob.h"
+#include "ingest/glob.h"
 
 #include <fnmatch.h>
 
 #include <string>
 
-namespace quarry::lifecycle {
+namespace quarry::ingest {
 namespace {
 
 bool match_here(std::string_view p, std::string_view s) {
@@ -46,4 +46,4 @@ bool glob_match(std::string_view pattern, std::string_view path) {
   return false;
 }
 
-}  // namespace quarry::lifecycle
+}  // namespace quarry::ingest

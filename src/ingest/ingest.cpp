@@ -1,4 +1,4 @@
-#include "lifecycle/ingest.h"
+#include "ingest/ingest.h"
 
 #include <nlohmann/json.hpp>
 
@@ -6,7 +6,7 @@
 #include "core/util.h"
 #include "quarry/error.h"
 
-namespace quarry::lifecycle {
+namespace quarry::ingest {
 using nlohmann::json;
 
 namespace {
@@ -215,7 +215,8 @@ IngestItem ingest_document(const WriteContext& ctx, const KbConfig& config, cons
   return item;
 }
 
-std::vector<catalog::ChunkRow> rechunk_document(const Layout& layout, const Chunking& chunking,
+std::vector<catalog::ChunkRow> rechunk_document(const Layout& layout,
+                                                const chunk::Chunking& chunking,
                                                 const catalog::DocumentRow& row) {
   std::string file = read_whole_file(layout.markdown_path(row.kb, row.id));
   const auto at = std::min<std::size_t>(static_cast<std::size_t>(row.body_offset), file.size());
@@ -237,4 +238,4 @@ catalog::DocumentRow rewrite_document(const WriteContext& ctx, catalog::Document
   return row;
 }
 
-}  // namespace quarry::lifecycle
+}  // namespace quarry::ingest
