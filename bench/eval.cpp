@@ -134,9 +134,10 @@ int run_eval(const Args& args) {
   auto cat = catalog::Catalog::open(core::Layout{data_dir}.catalog_path());
   if (mode == "keyword") {
     Row row{"quarry keyword", {}, {}};
+    const catalog::KbRef ref = cat->kbs().get(kb).ref();
     for (const auto& q : ds.queries) {
       auto t0 = std::chrono::steady_clock::now();
-      auto hits = search::keyword_search(*cat, kb, q.text, {}, depth, 0, false, params);
+      auto hits = search::keyword_search(*cat, ref, q.text, {}, depth, 0, false, params);
       row.lat.push_back(elapsed_ms(t0));
       add_ranked(row.ranked, q.id, hits);
     }

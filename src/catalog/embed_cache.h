@@ -10,32 +10,26 @@
 #include <string>
 #include <vector>
 
-struct sqlite3;
-
 namespace quarry::catalog {
 
 class EmbedCache {
  public:
-  // Opens (creating if needed) the cache at `path`. `max_entries` bounds it: the least
-  // recently written entries beyond it are pruned when the cache is opened.
+  // Opens (creating if needed) the SQLite cache at `path` (core::Layout names it).
+  // `max_entries` bounds it: the least recently written entries beyond it are pruned when the
+  // cache is opened.
   static std::unique_ptr<EmbedCache> open(const std::string& path,
                                           std::int64_t max_entries = 2'000'000);
-  ~EmbedCache();
-  EmbedCache(const EmbedCache&) = delete;
-  EmbedCache& operator=(const EmbedCache&) = delete;
+  virtual ~EmbedCache() = default;
 
   // For each text, its cached vector under `identity` (empty when absent or of another
   // length than `dimensions`).
-  std::vector<std::vector<float>> get(const std::string& identity,
-                                      const std::vector<std::string>& texts, int dimensions) const;
+  virtual std::vector<std::vector<float>> get(const std::string& identity,
+                                              const std::vector<std::string>& texts,
+                                              int dimensions) const = 0;
   // Stores vectors[i] for texts[i] under `identity`, in one transaction.
-  void put(const std::string& identity, const std::vector<std::string>& texts,
-           const std::vector<std::vector<float>>& vectors);
-  std::int64_t size() const;
-
- private:
-  explicit EmbedCache(sqlite3* db) : db_(db) {}
-  sqlite3* db_;
+  virtual void put(const std::string& identity, const std::vector<std::string>& texts,
+                   const std::vector<std::vector<float>>& vectors) = 0;
+  virtual std::int64_t size() const = 0;
 };
 
 }  // namespace quarry::catalog

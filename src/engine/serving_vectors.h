@@ -12,7 +12,7 @@ namespace quarry::engine {
 
 class ServingVectors final : public search::VectorPort {
  public:
-  ServingVectors(lifecycle::Vectors& vectors, const std::string& kb, const KbConfig& config)
+  ServingVectors(lifecycle::Vectors& vectors, const catalog::KbRef& kb, const KbConfig& config)
       : vectors_(vectors), kb_(kb), config_(config) {}
 
   const search::ServingVectors& serving() override {
@@ -34,7 +34,7 @@ class ServingVectors final : public search::VectorPort {
 
  private:
   lifecycle::Vectors& vectors_;
-  const std::string& kb_;
+  const catalog::KbRef& kb_;
   const KbConfig& config_;
   std::optional<search::ServingVectors> serving_;
 };

@@ -9,7 +9,7 @@
 namespace quarry::engine {
 using nlohmann::json;
 
-NewToken mint_token(catalog::Catalog& cat, const std::string& name, const std::string& scope,
+NewToken mint_token(catalog::TokenTable& tokens, const std::string& name, const std::string& scope,
                     const std::vector<std::string>& kbs, catalog::AuditEntry audit) {
   if (scope != "read" && scope != "write" && scope != "admin")
     throw Error(Code::invalid_argument, "scope must be read, write or admin", {{"field", "scope"}});
@@ -27,7 +27,7 @@ NewToken mint_token(catalog::Catalog& cat, const std::string& name, const std::s
   audit.action = "token.create";
   audit.target = row.id;
   audit.details_json = json{{"name", name}, {"scope", scope}, {"kbs", kbs}}.dump();
-  cat.create_token(row, core::sha256_hex(t.secret), audit);
+  tokens.create(row, core::sha256_hex(t.secret), audit);
   t.token = token_info(row);
   return t;
 }
@@ -43,9 +43,9 @@ TokenInfo token_info(const catalog::TokenRow& r) {
   return t;
 }
 
-std::optional<TokenInfo> find_token(const catalog::Catalog& cat, const std::string& secret) {
+std::optional<TokenInfo> find_token(const catalog::TokenTable& tokens, const std::string& secret) {
   if (secret.rfind("qry_", 0) != 0) return std::nullopt;
-  auto row = cat.find_token_by_hash(core::sha256_hex(secret));
+  auto row = tokens.find_by_hash(core::sha256_hex(secret));
   if (!row) return std::nullopt;
   return token_info(*row);
 }

@@ -7,15 +7,15 @@
 #include <string>
 #include <vector>
 
-#include "catalog/catalog.h"
+#include "catalog/token_table.h"
 #include "quarry/types.h"
 
 namespace quarry::engine {
 
-NewToken mint_token(catalog::Catalog& cat, const std::string& name, const std::string& scope,
+NewToken mint_token(catalog::TokenTable& tokens, const std::string& name, const std::string& scope,
                     const std::vector<std::string>& kbs, catalog::AuditEntry audit);
 TokenInfo token_info(const catalog::TokenRow& row);
 // The valid token whose secret this is.
-std::optional<TokenInfo> find_token(const catalog::Catalog& cat, const std::string& secret);
+std::optional<TokenInfo> find_token(const catalog::TokenTable& tokens, const std::string& secret);
 
 }  // namespace quarry::engine

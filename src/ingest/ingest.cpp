@@ -92,7 +92,7 @@ void write_document(const WriteContext& ctx, catalog::DocumentRow& row, const st
     a.kb = row.kb;
     a.target = row.id;
     a.details_json = json{{"filename", row.filename}, {"chunks", rows.size()}}.dump();
-    ctx.catalog.put_document(row, rows, a);
+    ctx.catalog.documents().put(ctx.kb, row, rows, a);
   } catch (...) {
     remove_file_quietly(staged_md);
     if (!staged_raw.empty()) remove_file_quietly(staged_raw);
@@ -146,9 +146,10 @@ std::string prepare_metadata(const KbConfig& config, const std::string& metadata
   return md.dump();
 }
 
-IngestItem ingest_document(const WriteContext& ctx, const KbConfig& config, const std::string& kb,
+IngestItem ingest_document(const WriteContext& ctx, const KbConfig& config,
                            const std::string& filename, const std::string& bytes,
                            const IngestOptions& opts, std::int64_t* batch_chunks) {
+  const std::string& kb = ctx.kb.name;
   IngestItem item;
   item.path = filename;
   check_upload_size(config, filename, static_cast<std::int64_t>(bytes.size()));
@@ -159,7 +160,7 @@ IngestItem ingest_document(const WriteContext& ctx, const KbConfig& config, cons
   row.filename = filename;
   std::string metadata = prepare_metadata(config, opts.metadata_json, row);
 
-  auto existing = ctx.catalog.find_document_by_filename(kb, filename);
+  auto existing = ctx.catalog.documents().find_by_filename(ctx.kb, filename);
   if (existing) {
     if (existing->source_sha256 == source_sha) {
       item.status = "unchanged";

@@ -13,9 +13,11 @@
 
 namespace quarry::ingest {
 
+// One write to one KB (resolved by the caller, under the writer lock).
 struct WriteContext {
   const Layout& layout;
   catalog::Catalog& catalog;
+  const catalog::KbRef& kb;
   const convert::Registry& converters;
   const chunk::Chunking& chunking;  // how this KB's documents are cut now
   catalog::AuditEntry audit;        // actor + surface; action/target filled per write
@@ -31,7 +33,7 @@ std::string prepare_metadata(const KbConfig& config, const std::string& metadata
 
 // Ingests one upload under the identity rules of §2.4. Throws quarry::Error on failure.
 // `batch_chunks` accumulates chunks across a call for the per-call limit.
-IngestItem ingest_document(const WriteContext& ctx, const KbConfig& config, const std::string& kb,
+IngestItem ingest_document(const WriteContext& ctx, const KbConfig& config,
                            const std::string& filename, const std::string& bytes,
                            const IngestOptions& opts, std::int64_t* batch_chunks);
 

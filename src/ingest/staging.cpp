@@ -90,7 +90,7 @@ void recover_staged_files(const Layout& layout, const catalog::Catalog& cat) {
     const std::string final_path = layout.kb_dir(kb) + "/" + sub + "/" + name;
     const std::string id = name.substr(0, name.find('.'));
     std::optional<catalog::DocumentRow> doc;
-    if (cat.find_kb(kb)) doc = cat.find_document(kb, id);
+    if (auto k = cat.kbs().find(kb)) doc = cat.documents().find(k->ref(), id);
     bool keep = false;
     if (doc && (sub == "docs" || sub == "raw")) {
       std::string bytes = read_whole_file(p.string());

@@ -22,17 +22,18 @@ using nlohmann::json;
 }  // namespace
 
 StoreMigrationReport migrate_store(Vectors& vectors, catalog::Catalog& cat,
-                                   catalog::EmbedCache& cache, const std::string& kb,
+                                   catalog::EmbedCache& cache, const catalog::KbRef& ref,
                                    const KbConfig& current, const KbConfig& target,
                                    const catalog::AuditEntry& audit) {
   const auto t0 = std::chrono::steady_clock::now();
-  if (cat.revision_in_state(kb, "building"))
+  const std::string& kb = ref.name;
+  if (cat.revisions().in_state(ref, "building"))
     throw Error(Code::conflict,
                 "a re-embedding of '" + kb +
                     "' is in progress: migrate once it has cut over "
                     "(see `quarry status`)",
                 {{"kb", kb}});
-  auto serving = cat.revision_in_state(kb, "serving");
+  auto serving = cat.revisions().in_state(ref, "serving");
   KbVectors& src = vectors.for_kb(kb, current);
   KbVectors& dst = vectors.for_kb(kb, target);
   if (!serving || !src.store || !src.provider)
@@ -59,20 +60,20 @@ StoreMigrationReport migrate_store(Vectors& vectors, catalog::Catalog& cat,
   std::int64_t missing = 0;
   std::string cursor;
   while (true) {
-    auto docs = cat.list_documents(kb, cursor, 200);
+    auto docs = cat.documents().list(ref, cursor, 200);
     if (docs.empty()) break;
     cursor = docs.back().id;
     std::vector<store::DocumentVectors> page;
     for (const auto& d : docs) {
       bool current_vectors = false;
-      for (const auto& c : cat.coordinates_of(kb, d.id))
+      for (const auto& c : cat.revisions().coordinates_of(ref, d.id))
         current_vectors = current_vectors ||
                           (c.revision == serving->revision && c.content_sha256 == d.content_sha256);
       if (!current_vectors) {
         ++r.pending;
         continue;
       }
-      auto chunks = cat.chunks_of(kb, d.id);
+      auto chunks = cat.documents().chunks_of(ref, d.id);
       std::vector<std::string> texts;
       for (const auto& c : chunks) texts.push_back(c.text);
       auto vecs = cache.get(src.model, texts, scope.dimensions);
@@ -128,11 +129,11 @@ StoreMigrationReport migrate_store(Vectors& vectors, catalog::Catalog& cat,
         {"revision", r.revision},
         {"chunks",
          r.chunks}}.dump();
-    if (auto previous = cat.revision_in_state(kb, "previous"))
-      cat.delete_revision(kb, previous->revision);
-    cat.update_kb_config(kb, core::kb_config_to_json(target).dump(), a);
-    cat.move_coordinates(kb, serving->revision, r.to_store);
-    vectors.plan(kb, target);  // the revision row follows the config (same revision)
+    if (auto previous = cat.revisions().in_state(ref, "previous"))
+      cat.revisions().remove(ref, previous->revision);
+    cat.kbs().update_config(ref, core::kb_config_to_json(target).dump(), a);
+    cat.revisions().move_coordinates(ref, serving->revision, r.to_store);
+    vectors.plan(ref, target);  // the revision row follows the config (same revision)
     batch.commit();
   }
   src.store->delete_kb(kb);

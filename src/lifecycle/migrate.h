@@ -17,7 +17,7 @@ namespace quarry::lifecycle {
 
 // The caller holds the writer lock. `target` is `current` with another store.
 StoreMigrationReport migrate_store(Vectors& vectors, catalog::Catalog& cat,
-                                   catalog::EmbedCache& cache, const std::string& kb,
+                                   catalog::EmbedCache& cache, const catalog::KbRef& kb,
                                    const KbConfig& current, const KbConfig& target,
                                    const catalog::AuditEntry& audit);
 

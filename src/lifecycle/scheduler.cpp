@@ -168,7 +168,7 @@ void Scheduler::embed_jobs(KbVectors& v, std::vector<Job>& jobs, const ReindexOp
       report.chunks_embedded += static_cast<std::int64_t>(job.missing.size());
 }
 
-void Scheduler::commit(const std::string& kb, const catalog::RevisionRow& rev, KbVectors& v,
+void Scheduler::commit(const catalog::KbRef& kb, const catalog::RevisionRow& rev, KbVectors& v,
                        std::vector<Job>& jobs, ReindexReport& report) {
   auto& cat = vectors_.catalog();
   {
@@ -182,16 +182,17 @@ void Scheduler::commit(const std::string& kb, const catalog::RevisionRow& rev, K
     std::vector<store::DocumentVectors> docs;
     for (Job& job : jobs) {
       // Edited or deleted while it was being embedded: its new content is pending anew.
-      auto now = cat.find_document(kb, job.doc.id);
+      auto now = cat.documents().find(kb, job.doc.id);
       if (!now || now->content_sha256 != job.doc.content_sha256) continue;
       if (job.error != Code::ok) {
-        cat.put_failure(kb, {job.doc.id, rev.revision, job.doc.content_sha256, code_name(job.error),
-                             job.message, 0});
+        cat.revisions().put_failure(kb, {job.doc.id, rev.revision, job.doc.content_sha256,
+                                         code_name(job.error), job.message, 0});
         ++report.failed;
         continue;
       }
       if (job.stage)
-        cat.put_staged_chunks(kb, rev.revision, job.doc.id, job.doc.content_sha256, job.chunks);
+        cat.revisions().put_staged_chunks(kb, rev.revision, job.doc.id, job.doc.content_sha256,
+                                          job.chunks);
       store::DocumentVectors dv;
       dv.doc_id = job.doc.id;
       dv.metadata = json::parse(job.doc.metadata_json, nullptr, false);
@@ -213,7 +214,7 @@ void Scheduler::commit(const std::string& kb, const catalog::RevisionRow& rev, K
       c.content_sha256 = job->doc.content_sha256;
       c.model = v.model;
       c.dimensions = v.scope.dimensions;
-      cat.put_coordinates(kb, c);
+      cat.revisions().put_coordinates(kb, c);
       ++report.documents;
       report.chunks += c.chunk_count;
     }
@@ -221,11 +222,11 @@ void Scheduler::commit(const std::string& kb, const catalog::RevisionRow& rev, K
   }
 }
 
-bool Scheduler::build_revision(const std::string& kb, const catalog::RevisionRow& rev,
+bool Scheduler::build_revision(const catalog::KbRef& kb, const catalog::RevisionRow& rev,
                                const ReindexOptions& o, ReindexReport& report) {
   auto& cat = vectors_.catalog();
   const KbConfig rev_config = core::kb_config_from_json(json::parse(rev.config_json));
-  KbVectors& v = vectors_.for_kb(kb, rev_config);
+  KbVectors& v = vectors_.for_kb(kb.name, rev_config);
   if (!v.usable()) {
     report.error_code = code_name(Code::engine_unavailable);
     report.error_message = "cannot embed revision " + rev.revision + ": " + v.unavailable;
@@ -233,9 +234,9 @@ bool Scheduler::build_revision(const std::string& kb, const catalog::RevisionRow
   }
   const auto t0 = std::chrono::steady_clock::now();
   ReindexProgress p;
-  p.kb = kb;
+  p.kb = kb.name;
   p.revision = rev.revision;
-  p.total = cat.vector_counts(kb, rev.revision, "").pending();
+  p.total = cat.revisions().counts(kb, rev.revision, "").pending();
   if (o.progress) o.progress(p);
   // Pages follow the recency order from where the last one ended; documents written since the
   // sweep began come first, as they would at its start.
@@ -263,9 +264,9 @@ bool Scheduler::build_revision(const std::string& kb, const catalog::RevisionRow
       limit = static_cast<int>(std::min<std::int64_t>(limit, left));
     }
     std::vector<catalog::PendingDocument> pending;
-    if (cursor) pending = cat.pending_documents(kb, rev.revision, limit, nullptr, began);
+    if (cursor) pending = cat.revisions().pending(kb, rev.revision, limit, nullptr, began);
     if (pending.empty()) {
-      pending = cat.pending_documents(kb, rev.revision, limit, cursor ? &*cursor : nullptr);
+      pending = cat.revisions().pending(kb, rev.revision, limit, cursor ? &*cursor : nullptr);
       if (pending.empty()) {
         if (!cursor) return true;
         cursor.reset();  // a last look from the newest (a clock stepped back, say)
@@ -275,13 +276,14 @@ bool Scheduler::build_revision(const std::string& kb, const catalog::RevisionRow
     }
     std::vector<Job> jobs;
     for (const auto& d : pending) {
-      auto doc = cat.find_document(kb, d.doc_id);
+      auto doc = cat.documents().find(kb, d.doc_id);
       if (!doc) continue;
       Job job;
       job.doc = *doc;
       if (doc->chunking.empty() || doc->chunking == rev.config_revision) {
-        job.chunks = cat.chunks_of(kb, d.doc_id);
-      } else if (auto staged = cat.staged_chunks(kb, rev.revision, d.doc_id, doc->content_sha256)) {
+        job.chunks = cat.documents().chunks_of(kb, d.doc_id);
+      } else if (auto staged = cat.revisions().staged_chunks(kb, rev.revision, d.doc_id,
+                                                             doc->content_sha256)) {
         job.chunks = std::move(*staged);
       } else {
         // A blue-green build of other chunking: its own chunks, staged at commit.
@@ -343,25 +345,25 @@ bool Scheduler::build_revision(const std::string& kb, const catalog::RevisionRow
   }
 }
 
-int Scheduler::rechunk_stragglers(const std::string& kb) {
+int Scheduler::rechunk_stragglers(const catalog::KbRef& kb) {
   auto& cat = vectors_.catalog();
-  auto serving = cat.revision_in_state(kb, "serving");
+  auto serving = cat.revisions().in_state(kb, "serving");
   if (!serving) return 0;
   const KbConfig config = core::kb_config_from_json(json::parse(serving->config_json));
   int n = 0;
-  for (const auto& doc : cat.documents_chunked_otherwise(kb, serving->config_revision)) {
-    cat.replace_chunks(kb, doc.id, serving->config_revision, rechunk_(doc, config));
+  for (const auto& doc : cat.documents().chunked_otherwise(kb, serving->config_revision)) {
+    cat.documents().replace_chunks(kb, doc.id, serving->config_revision, rechunk_(doc, config));
     ++n;
   }
   return n;
 }
 
-ReindexReport Scheduler::sweep(const std::string& kb, const KbConfig& config,
+ReindexReport Scheduler::sweep(const catalog::KbRef& kb, const KbConfig& config,
                                const ReindexOptions& o, const catalog::AuditEntry& actor) {
   const auto t0 = std::chrono::steady_clock::now();
   auto& cat = vectors_.catalog();
   ReindexReport report;
-  report.kb = kb;
+  report.kb = kb.name;
   RevisionPlan plan;
   {
     // Destructive steps only (SPEC §7): they are all that blocks readiness.
@@ -370,10 +372,10 @@ ReindexReport Scheduler::sweep(const std::string& kb, const KbConfig& config,
     report.orphans = vectors_.collect_orphans(kb, config);
     rechunk_stragglers(kb);
   }
-  KbVectors& t = vectors_.for_kb(kb, config);
+  KbVectors& t = vectors_.for_kb(kb.name, config);
   if (!t.provider) return report;
   report.target_revision = t.scope.revision;
-  vectors_.set_building(kb, true);
+  vectors_.set_building(kb.name, true);
   struct Unmark {
     Vectors& v;
     std::string kb;
@@ -381,7 +383,7 @@ ReindexReport Scheduler::sweep(const std::string& kb, const KbConfig& config,
       v.set_building(kb, false);
       v.in_flight().clear();
     }
-  } unmark{vectors_, kb};
+  } unmark{vectors_, kb.name};
 
   bool ok = true;
   // New documents under the serving revision first (they answer queries now), then the build.
@@ -390,14 +392,14 @@ ReindexReport Scheduler::sweep(const std::string& kb, const KbConfig& config,
     auto event = [&](const std::string& action, json extra) {
       catalog::AuditEntry a = actor;
       a.action = action;
-      a.kb = kb;
+      a.kb = kb.name;
       a.target = plan.building->revision;
-      extra["kb"] = kb;
+      extra["kb"] = kb.name;
       extra["previous"] = plan.serving ? plan.serving->revision : "";
       extra["new"] = plan.building->revision;
       a.details_json = extra.dump();
       catalog::WriterLock lock(vectors_.data_dir(), lock_timeout_ms_);
-      cat.log_event(a);
+      cat.audit().append(a);
     };
     const auto before = report.documents;
     ok = build_revision(kb, *plan.building, o, report);
@@ -413,7 +415,7 @@ ReindexReport Scheduler::sweep(const std::string& kb, const KbConfig& config,
       report.cut_over = true;
       event("reembed_completed", json::object());
       if (stragglers > 0) {
-        if (auto now = cat.revision_in_state(kb, "serving"))
+        if (auto now = cat.revisions().in_state(kb, "serving"))
           ok = build_revision(kb, *now, o, report);
       }
     } else if (!report.error_code.empty()) {
@@ -422,11 +424,11 @@ ReindexReport Scheduler::sweep(const std::string& kb, const KbConfig& config,
       event("reembed_progress", {{"documents", report.documents - before}});
     }
   }
-  auto s = cat.revision_in_state(kb, "serving");
+  auto s = cat.revisions().in_state(kb, "serving");
   report.serving_revision = s ? s->revision : "";
-  report.pending = cat.vector_counts(kb, t.scope.revision, "").pending();
+  report.pending = cat.revisions().counts(kb, t.scope.revision, "").pending();
   if (s && s->revision != t.scope.revision)
-    report.pending += cat.vector_counts(kb, s->revision, "").pending();
+    report.pending += cat.revisions().counts(kb, s->revision, "").pending();
   report.took_ms = seconds_since(t0) * 1000;
   return report;
 }

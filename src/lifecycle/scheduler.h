@@ -38,23 +38,23 @@ class Scheduler {
   // revision's documents first, then a building revision's; cuts over when a build is
   // complete. Stops early on cancel, max_documents or a retryable provider failure (the
   // report says which); the work left stays pending.
-  ReindexReport sweep(const std::string& kb, const KbConfig& config, const ReindexOptions& o,
+  ReindexReport sweep(const catalog::KbRef& kb, const KbConfig& config, const ReindexOptions& o,
                       const catalog::AuditEntry& actor);
 
  private:
   struct Job;
-  bool build_revision(const std::string& kb, const catalog::RevisionRow& rev,
+  bool build_revision(const catalog::KbRef& kb, const catalog::RevisionRow& rev,
                       const ReindexOptions& o, ReindexReport& report);
   // Embeds what the cache lacks; the calling thread is one of the workers and paces itself
   // with `pacer`.
   void embed_jobs(KbVectors& v, std::vector<Job>& jobs, const ReindexOptions& o,
                   foreground::Pacer& pacer, ReindexReport& report);
   // Commits a page of jobs: their vectors, coordinates, tombstones and staged chunks.
-  void commit(const std::string& kb, const catalog::RevisionRow& rev, KbVectors& v,
+  void commit(const catalog::KbRef& kb, const catalog::RevisionRow& rev, KbVectors& v,
               std::vector<Job>& jobs, ReindexReport& report);
   // Re-cuts documents whose chunks were cut under other chunking than the serving revision's
   // (a straggler of a cut-over, a crash between its steps). Holds the writer lock.
-  int rechunk_stragglers(const std::string& kb);
+  int rechunk_stragglers(const catalog::KbRef& kb);
 
   Vectors& vectors_;
   catalog::EmbedCache& cache_;

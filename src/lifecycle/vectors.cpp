@@ -128,12 +128,12 @@ KbVectors& Vectors::for_kb(const std::string& kb, const KbConfig& config) {
   return *kbs_.emplace(key, std::move(v)).first->second;
 }
 
-KbVectors& Vectors::serving(const std::string& kb, const KbConfig& config) {
-  auto s = cat_.revision_in_state(kb, "serving");
-  if (!s) return for_kb(kb, config);
-  KbVectors& current = for_kb(kb, config);
+KbVectors& Vectors::serving(const catalog::KbRef& kb, const KbConfig& config) {
+  auto s = cat_.revisions().in_state(kb, "serving");
+  if (!s) return for_kb(kb.name, config);
+  KbVectors& current = for_kb(kb.name, config);
   if (current.provider && current.scope.revision == s->revision) return current;
-  return for_kb(kb, parse_snapshot(s->config_json));
+  return for_kb(kb.name, parse_snapshot(s->config_json));
 }
 
 catalog::RevisionRow Vectors::row_for(const KbVectors& v, const KbConfig& config,
@@ -149,27 +149,27 @@ catalog::RevisionRow Vectors::row_for(const KbVectors& v, const KbConfig& config
   return r;
 }
 
-void Vectors::drop_revision(const std::string& kb, const catalog::RevisionRow& r,
+void Vectors::drop_revision(const catalog::KbRef& kb, const catalog::RevisionRow& r,
                             const std::string& keep) {
   // The port deletes "every revision but one": callers keep at most two revisions, so the one
   // kept is the other one.
-  KbVectors& v = for_kb(kb, parse_snapshot(r.config_json));
-  if (v.store) v.store->delete_other_revisions(kb, keep);
-  cat_.delete_revision(kb, r.revision);
+  KbVectors& v = for_kb(kb.name, parse_snapshot(r.config_json));
+  if (v.store) v.store->delete_other_revisions(kb.name, keep);
+  cat_.revisions().remove(kb, r.revision);
 }
 
-RevisionPlan Vectors::plan(const std::string& kb, const KbConfig& config, bool immediate,
+RevisionPlan Vectors::plan(const catalog::KbRef& kb, const KbConfig& config, bool immediate,
                            bool collect_previous) {
-  KbVectors& t = for_kb(kb, config);
-  auto rows = cat_.revisions(kb);
+  KbVectors& t = for_kb(kb.name, config);
+  auto rows = cat_.revisions().list(kb);
   RevisionPlan out;
   if (!t.provider) {
     // The embedder was removed: no vectors serve any more.
     if (!rows.empty()) {
       for (const auto& r : rows) {
-        KbVectors& v = for_kb(kb, parse_snapshot(r.config_json));
-        if (v.store) v.store->delete_kb(kb);
-        cat_.delete_revision(kb, r.revision);
+        KbVectors& v = for_kb(kb.name, parse_snapshot(r.config_json));
+        if (v.store) v.store->delete_kb(kb.name);
+        cat_.revisions().remove(kb, r.revision);
       }
     }
     return out;
@@ -195,8 +195,8 @@ RevisionPlan Vectors::plan(const std::string& kb, const KbConfig& config, bool i
       drop_revision(kb, *other, target);
       other.reset();
     }
-    cat_.put_revision(kb, row_for(t, config, "serving"));
-    out.serving = cat_.revision_in_state(kb, "serving");
+    cat_.revisions().put(kb, row_for(t, config, "serving"));
+    out.serving = cat_.revisions().in_state(kb, "serving");
     return out;
   }
   if (serving->revision == target) {
@@ -212,21 +212,21 @@ RevisionPlan Vectors::plan(const std::string& kb, const KbConfig& config, bool i
     auto row = row_for(t, config, "serving");
     row.created_at = serving->created_at;
     row.completed_at = serving->completed_at;
-    if (row.config_json != serving->config_json) cat_.put_revision(kb, row);
-    out.serving = cat_.revision_in_state(kb, "serving");
+    if (row.config_json != serving->config_json) cat_.revisions().put(kb, row);
+    out.serving = cat_.revisions().in_state(kb, "serving");
     if (other) out.previous = other;
     return out;
   }
   // The revision changed. Vectors of the serving revision keep answering while the new one
   // builds, unless there are none to keep, the store changed, or the caller wants it now.
-  const bool serving_has_vectors = cat_.vector_counts(kb, serving->revision, "").ready > 0;
+  const bool serving_has_vectors = cat_.revisions().counts(kb, serving->revision, "").ready > 0;
   const bool store_changed = t.store && serving->store_id != t.store->id();
   if (immediate || !serving_has_vectors || store_changed) {
     if (store_changed) {
-      KbVectors& old = for_kb(kb, parse_snapshot(serving->config_json));
-      if (old.store) old.store->delete_kb(kb);
-      cat_.delete_revision(kb, serving->revision);
-      if (other) cat_.delete_revision(kb, other->revision);
+      KbVectors& old = for_kb(kb.name, parse_snapshot(serving->config_json));
+      if (old.store) old.store->delete_kb(kb.name);
+      cat_.revisions().remove(kb, serving->revision);
+      if (other) cat_.revisions().remove(kb, other->revision);
       other.reset();
     } else {
       drop_revision(kb, *serving, target);
@@ -234,8 +234,8 @@ RevisionPlan Vectors::plan(const std::string& kb, const KbConfig& config, bool i
     }
     auto row = row_for(t, config, "serving");
     if (other && other->revision == target) row.created_at = other->created_at;
-    cat_.put_revision(kb, row);
-    out.serving = cat_.revision_in_state(kb, "serving");
+    cat_.revisions().put(kb, row);
+    out.serving = cat_.revisions().in_state(kb, "serving");
     return out;
   }
   if (other && other->revision != target) {
@@ -244,24 +244,24 @@ RevisionPlan Vectors::plan(const std::string& kb, const KbConfig& config, bool i
   }
   auto row = row_for(t, config, "building");
   if (other) row.created_at = other->created_at;  // switching back: its vectors still count
-  cat_.put_revision(kb, row);
-  if (other && cat_.vector_counts(kb, target, "").pending() == 0) {
+  cat_.revisions().put(kb, row);
+  if (other && cat_.revisions().counts(kb, target, "").pending() == 0) {
     // Switching back to a revision that is still complete: instant, nothing to build.
-    cut_over(kb, *cat_.revision_in_state(kb, "building"));
-    out.serving = cat_.revision_in_state(kb, "serving");
-    out.previous = cat_.revision_in_state(kb, "previous");
+    cut_over(kb, *cat_.revisions().in_state(kb, "building"));
+    out.serving = cat_.revisions().in_state(kb, "serving");
+    out.previous = cat_.revisions().in_state(kb, "previous");
     return out;
   }
   out.serving = serving;
-  out.building = cat_.revision_in_state(kb, "building");
+  out.building = cat_.revisions().in_state(kb, "building");
   return out;
 }
 
-void Vectors::cut_over(const std::string& kb, const catalog::RevisionRow& building) {
-  auto serving = cat_.revision_in_state(kb, "serving");
+void Vectors::cut_over(const catalog::KbRef& kb, const catalog::RevisionRow& building) {
+  auto serving = cat_.revisions().in_state(kb, "serving");
   const bool rechunked = serving && serving->config_revision != building.config_revision;
   // One transaction: the staged chunks become the documents' chunks as the revision flips.
-  cat_.cut_over_revision(kb, building.revision, rechunked ? building.config_revision : "");
+  cat_.revisions().cut_over(kb, building.revision, rechunked ? building.config_revision : "");
   // The old revision's vectors point at chunks that no longer exist: nothing to switch back to.
   if (rechunked) drop_revision(kb, *serving, building.revision);
 }
@@ -275,31 +275,31 @@ chunk::Chunking Vectors::chunking(const std::string& kb, const KbConfig& config)
   return c;
 }
 
-chunk::Chunking Vectors::write_chunking(const std::string& kb, const KbConfig& config) {
-  auto building = cat_.revision_in_state(kb, "building");
-  if (!building) return chunking(kb, config);
-  auto serving = cat_.revision_in_state(kb, "serving");
+chunk::Chunking Vectors::write_chunking(const catalog::KbRef& kb, const KbConfig& config) {
+  auto building = cat_.revisions().in_state(kb, "building");
+  if (!building) return chunking(kb.name, config);
+  auto serving = cat_.revisions().in_state(kb, "serving");
   if (!serving || serving->config_revision == building->config_revision)
-    return chunking(kb, config);
-  chunk::Chunking c = chunking(kb, parse_snapshot(serving->config_json));
+    return chunking(kb.name, config);
+  chunk::Chunking c = chunking(kb.name, parse_snapshot(serving->config_json));
   c.options.max_chunks = config.limits.max_chunks_per_document;
   return c;
 }
 
-std::string Vectors::document_status(const std::string& kb, const KbConfig& config,
+std::string Vectors::document_status(const catalog::KbRef& kb, const KbConfig& config,
                                      const catalog::DocumentRow& doc, VectorFailure* failure) {
-  KbVectors& t = for_kb(kb, config);
+  KbVectors& t = for_kb(kb.name, config);
   if (!t.provider) return "not_built";
   if (in_flight_.count(doc.id)) return "building";
-  auto s = cat_.revision_in_state(kb, "serving");
+  auto s = cat_.revisions().in_state(kb, "serving");
   bool ready = false, stale = false;
-  for (const auto& c : cat_.coordinates_of(kb, doc.id)) {
+  for (const auto& c : cat_.revisions().coordinates_of(kb, doc.id)) {
     if (c.content_sha256 != doc.content_sha256) continue;
     if (c.revision == t.scope.revision) ready = true;
     if (s && c.revision == s->revision && s->revision != t.scope.revision) stale = true;
   }
   if (ready) return "ready";
-  for (const auto& f : cat_.failures(kb, t.scope.revision, 1 << 20)) {
+  for (const auto& f : cat_.revisions().failures(kb, t.scope.revision, 1 << 20)) {
     if (f.doc_id != doc.id) continue;
     if (failure) *failure = {f.doc_id, f.code, f.message, core::iso8601_utc(f.at)};
     return "failed";
@@ -307,28 +307,28 @@ std::string Vectors::document_status(const std::string& kb, const KbConfig& conf
   return stale ? "stale" : "not_built";
 }
 
-std::string Vectors::kb_status(const std::string& kb, const KbConfig& config,
+std::string Vectors::kb_status(const catalog::KbRef& kb, const KbConfig& config,
                                const core::Filter& filter) {
-  KbVectors& t = for_kb(kb, config);
+  KbVectors& t = for_kb(kb.name, config);
   if (!t.provider) return "not_built";
-  auto s = cat_.revision_in_state(kb, "serving");
+  auto s = cat_.revisions().in_state(kb, "serving");
   const std::string older = s && s->revision != t.scope.revision ? s->revision : "";
-  const bool building = building_kbs_.count(kb) > 0;
+  const bool building = building_kbs_.count(kb.name) > 0;
   if (!filter.empty())
-    return aggregate(cat_.vector_counts(kb, t.scope.revision, older, filter), building);
+    return aggregate(cat_.revisions().counts(kb, t.scope.revision, older, filter), building);
   // Unfiltered (every search without a filter): counting is linear in the KB's documents, so
   // it is cached until this connection writes, and refreshed at most once a second while
   // another process writes (a sweep there commits every page; a search here should not
   // recount the KB each time).
-  auto gens = cat_.generations(kb);
+  auto gens = cat_.kbs().generations(kb);
   const std::int64_t local = cat_.local_changes();
   const std::string key = t.scope.revision + "|" + older;
   const auto now = std::chrono::steady_clock::now();
-  auto [it, fresh] = status_cache_.try_emplace(kb);
+  auto [it, fresh] = status_cache_.try_emplace(kb.name);
   auto& c = it->second;
   if (fresh || c.key != key || c.local_changes != local ||
       (c.generations != gens && now - c.at > std::chrono::seconds(1))) {
-    c.counts = cat_.vector_counts(kb, t.scope.revision, older);
+    c.counts = cat_.revisions().counts(kb, t.scope.revision, older);
     c.generations = gens;
     c.key = key;
     c.local_changes = local;
@@ -337,11 +337,11 @@ std::string Vectors::kb_status(const std::string& kb, const KbConfig& config,
   return aggregate(c.counts, building);
 }
 
-VectorIndexInfo Vectors::kb_info(const std::string& kb, const KbConfig& config) {
+VectorIndexInfo Vectors::kb_info(const catalog::KbRef& kb, const KbConfig& config) {
   VectorIndexInfo i;
-  KbVectors& t = for_kb(kb, config);
+  KbVectors& t = for_kb(kb.name, config);
   if (!t.provider) return i;
-  for (const auto& r : cat_.revisions(kb)) {
+  for (const auto& r : cat_.revisions().list(kb)) {
     if (r.state == "serving") i.serving_revision = r.revision;
     if (r.state == "building") i.building_revision = r.revision;
     if (r.state == "previous") i.previous_revision = r.revision;
@@ -349,38 +349,38 @@ VectorIndexInfo Vectors::kb_info(const std::string& kb, const KbConfig& config) 
   const std::string older = !i.serving_revision.empty() && i.serving_revision != t.scope.revision
                                 ? i.serving_revision
                                 : "";
-  auto c = cat_.vector_counts(kb, t.scope.revision, older);
+  auto c = cat_.revisions().counts(kb, t.scope.revision, older);
   i.documents = c.documents;
   i.ready = c.ready;
   i.stale = c.stale;
   i.failed = c.failed;
   i.pending = c.pending();
-  for (const auto& f : cat_.failures(kb, t.scope.revision, 100))
+  for (const auto& f : cat_.revisions().failures(kb, t.scope.revision, 100))
     i.failures.push_back({f.doc_id, f.code, f.message, core::iso8601_utc(f.at)});
   KbVectors& s = serving(kb, config);
   if (s.store) i.stored = s.store->count(s.scope);
   return i;
 }
 
-void Vectors::delete_document(const std::string& kb, const KbConfig& config,
+void Vectors::delete_document(const catalog::KbRef& kb, const KbConfig& config,
                               const std::string& doc_id) {
   if (may_have_vectors(config)) {
-    store_for(config).delete_document(kb, doc_id);
-    for (const auto& r : cat_.revisions(kb)) {  // a revision kept in another store
-      KbVectors& v = for_kb(kb, parse_snapshot(r.config_json));
-      if (v.store && v.store != &store_for(config)) v.store->delete_document(kb, doc_id);
+    store_for(config).delete_document(kb.name, doc_id);
+    for (const auto& r : cat_.revisions().list(kb)) {  // a revision kept in another store
+      KbVectors& v = for_kb(kb.name, parse_snapshot(r.config_json));
+      if (v.store && v.store != &store_for(config)) v.store->delete_document(kb.name, doc_id);
     }
   }
-  cat_.delete_coordinates(kb, doc_id);
+  cat_.revisions().delete_coordinates(kb, doc_id);
 }
 
-void Vectors::delete_kb(const std::string& kb, const KbConfig& config) {
+void Vectors::delete_kb(const std::string& kb_name, const KbConfig& config) {
   if (!may_have_vectors(config)) return;
-  store_for(config).delete_kb(kb);
+  store_for(config).delete_kb(kb_name);
 }
 
-int Vectors::collect_orphans(const std::string& kb, const KbConfig& config) {
-  auto ids = cat_.orphaned_coordinates(kb);
+int Vectors::collect_orphans(const catalog::KbRef& kb, const KbConfig& config) {
+  auto ids = cat_.revisions().orphaned_coordinates(kb);
   for (const auto& id : ids) delete_document(kb, config, id);
   return static_cast<int>(ids.size());
 }

@@ -61,13 +61,17 @@ class Vectors {
   Vectors(std::string data_dir, catalog::Catalog& cat, SecretLookup secret);
   ~Vectors();
 
+  // Functions that read or write the catalog take the KB resolved for the request (a KbRef);
+  // those that only resolve an embedder and a store take its name (they run before a new KB
+  // exists and after a deleted one is gone).
+  //
   // Resolves (and caches per config) an embedder and store. Never throws for an unavailable
   // embedder: `unavailable` says why. Throws for a config that cannot work at all (unknown
   // provider or store id, an operator pin that is missing).
   KbVectors& for_kb(const std::string& kb, const KbConfig& config);
   // The vectors that answer queries: the serving revision's (made with its own config),
   // or the current config's when nothing serves yet.
-  KbVectors& serving(const std::string& kb, const KbConfig& config);
+  KbVectors& serving(const catalog::KbRef& kb, const KbConfig& config);
 
   // Brings the revisions table in line with `config` (the caller holds the writer lock):
   // creates the serving revision of a KB that has none, starts a blue-green build when the
@@ -76,34 +80,34 @@ class Vectors {
   // and drops revisions beyond the two allowed. `collect_previous` also drops the revision a
   // cut-over left behind. Only these destructive steps happen here; embedding is the
   // scheduler's.
-  RevisionPlan plan(const std::string& kb, const KbConfig& config, bool immediate = false,
+  RevisionPlan plan(const catalog::KbRef& kb, const KbConfig& config, bool immediate = false,
                     bool collect_previous = false);
   // Makes a complete building revision the serving one (the old one becomes previous). When
   // the chunking changed, the building revision's staged chunks become the documents' chunks
   // in the same transaction, and the old revision is dropped (its chunks are gone).
-  void cut_over(const std::string& kb, const catalog::RevisionRow& building);
+  void cut_over(const catalog::KbRef& kb, const catalog::RevisionRow& building);
   // How documents are cut under `config`: its budgets within its embedder's input limit, in
   // that embedder's tokens when it has a tokenizer.
   chunk::Chunking chunking(const std::string& kb, const KbConfig& config);
   // How documents are cut now: under the KB's config, except that while a build with other
   // chunking runs, the serving revision's chunking still applies; the building revision's
   // chunks are staged beside them until the cut-over.
-  chunk::Chunking write_chunking(const std::string& kb, const KbConfig& config);
+  chunk::Chunking write_chunking(const catalog::KbRef& kb, const KbConfig& config);
 
   // Index status (SPEC §1) of one document / of the KB's documents matching `filter`,
   // worst case wins. `building` marks what a sweep in this process is working on.
   // `failure` (optional) receives the tombstone of a failed document.
-  std::string document_status(const std::string& kb, const KbConfig& config,
+  std::string document_status(const catalog::KbRef& kb, const KbConfig& config,
                               const catalog::DocumentRow& doc, VectorFailure* failure = nullptr);
-  std::string kb_status(const std::string& kb, const KbConfig& config,
+  std::string kb_status(const catalog::KbRef& kb, const KbConfig& config,
                         const core::Filter& filter = {});
-  VectorIndexInfo kb_info(const std::string& kb, const KbConfig& config);
+  VectorIndexInfo kb_info(const catalog::KbRef& kb, const KbConfig& config);
 
   // Forgets a document's vectors in every revision, then its coordinates.
-  void delete_document(const std::string& kb, const KbConfig& config, const std::string& doc_id);
-  void delete_kb(const std::string& kb, const KbConfig& config);
+  void delete_document(const catalog::KbRef& kb, const KbConfig& config, const std::string& doc_id);
+  void delete_kb(const std::string& kb_name, const KbConfig& config);
   // Drops vectors (and coordinates) of documents that no longer exist; returns how many.
-  int collect_orphans(const std::string& kb, const KbConfig& config);
+  int collect_orphans(const catalog::KbRef& kb, const KbConfig& config);
 
   // A sweep in this process marks the KB (and the documents in flight) as building.
   void set_building(const std::string& kb, bool on) {
@@ -121,7 +125,8 @@ class Vectors {
   store::VectorStore& store_for(const KbConfig& config);
   catalog::RevisionRow row_for(const KbVectors& v, const KbConfig& config,
                                const std::string& state) const;
-  void drop_revision(const std::string& kb, const catalog::RevisionRow& r, const std::string& keep);
+  void drop_revision(const catalog::KbRef& kb, const catalog::RevisionRow& r,
+                     const std::string& keep);
 
   std::string data_dir_;
   catalog::Catalog& cat_;

@@ -97,9 +97,9 @@ void ProviderCache::put(const std::string& spec,
 
 bool Pump::take_over_dead_lease(const std::string& name, const std::string& owner,
                                 std::int64_t now) {
-  auto row = cat_.find_pump_use_case(name);
+  auto row = cat_.pump().find(name);
   if (!row || row->lease_owner.empty() || !lease_owner_is_dead(row->lease_owner)) return false;
-  return cat_.take_over_pump_lease(name, row->lease_owner, owner, now);
+  return cat_.pump().take_over_lease(name, row->lease_owner, owner, now);
 }
 
 Pump::Pump(std::string data_dir, catalog::Catalog& cat, SecretLookup secret,
@@ -147,7 +147,7 @@ DeployReport Pump::deploy(const std::string& dir, const std::string& embedder,
   const auto now = core::now_ms();
   for (const auto& uc : cases) {
     catalog::PumpUseCaseRow row;
-    if (auto old = cat_.find_pump_use_case(uc.name)) row = *old;  // run state survives
+    if (auto old = cat_.pump().find(uc.name)) row = *old;  // run state survives
     row.name = uc.name;
     row.config_json = use_case_to_json(uc).dump();
     row.config_revision = config_revision(uc);
@@ -173,26 +173,26 @@ DeployReport Pump::deploy(const std::string& dir, const std::string& embedder,
     rep.deployed.push_back(uc.name);
   }
   std::set<std::string> names(rep.deployed.begin(), rep.deployed.end());
-  for (const auto& old : cat_.list_pump_use_cases())
+  for (const auto& old : cat_.pump().list())
     if (!names.count(old.name)) rep.removed.push_back(old.name);
   auto a = audit;
   a.action = "pump.deploy";
   a.target = dir;
   a.details_json = json{{"deployed", rep.deployed}, {"removed", rep.removed}}.dump();
-  cat_.deploy_pump_use_cases(rows, a);
+  cat_.pump().deploy(rows, a);
   return rep;
 }
 
 std::vector<UseCaseStatus> Pump::list() {
   std::vector<UseCaseStatus> out;
   const auto now = core::now_ms();
-  const auto usage = cat_.pump_usage_since(month_start_utc(now));
-  for (auto& row : cat_.list_pump_use_cases()) {
+  const auto usage = cat_.pump().usage_since(month_start_utc(now));
+  for (auto& row : cat_.pump().list()) {
     UseCaseStatus st;
     st.config = json::parse(row.config_json);
     st.running = !row.lease_owner.empty() && row.lease_at >= now - kLeaseStaleMs &&
                  !lease_owner_is_dead(row.lease_owner);
-    st.tombstoned = cat_.pump_tombstone_count(row.name);
+    st.tombstoned = cat_.pump().tombstone_count(row.name);
     if (auto u = usage.find(row.name); u != usage.end()) {
       st.usage_entries = u->second.first;
       st.usage_chunks = u->second.second;
@@ -210,16 +210,16 @@ std::vector<UseCaseStatus> Pump::list() {
 }
 
 RunResult Pump::run(const std::string& name, const std::atomic<bool>* stop) {
-  auto row = cat_.find_pump_use_case(name);
+  auto row = cat_.pump().find(name);
   if (!row)
     throw Error(Code::not_found,
                 "no pump use case '" + name + "'; `quarry pump list` shows the deployed ones",
                 {{"use_case", name}});
   const std::string owner = new_lease_owner();
   const auto start = core::now_ms();
-  if (!cat_.claim_pump_lease(name, owner, start, start - kLeaseStaleMs) &&
+  if (!cat_.pump().claim_lease(name, owner, start, start - kLeaseStaleMs) &&
       !take_over_dead_lease(name, owner, start)) {
-    cat_.trigger_pump(name, start);  // coalesced: queued for after the running run
+    cat_.pump().trigger(name, start);  // coalesced: queued for after the running run
     RunResult r;
     r.status = "already_running";
     r.use_case = name;
@@ -228,7 +228,7 @@ RunResult Pump::run(const std::string& name, const std::atomic<bool>* stop) {
   catalog::PumpRunEnd end;
   end.last_run_at = start;
   // What the lease was taken on (a deploy may have rewritten the config meanwhile).
-  if (auto now = cat_.find_pump_use_case(name)) row = std::move(now);
+  if (auto now = cat_.pump().find(name)) row = std::move(now);
   // Records a failed run (attempts, backoff or park) and releases the lease.
   auto fail = [&](Code code, const std::string& message) {
     end.attempts = row->attempts + 1;
@@ -240,7 +240,7 @@ RunResult Pump::run(const std::string& name, const std::atomic<bool>* stop) {
       end.repoke = true;
       end.next_run_at = core::now_ms() + (kFirstRetryMs << (end.attempts - 1));
     }
-    cat_.finish_pump_run(name, owner, end);
+    cat_.pump().finish_run(name, owner, end);
   };
   try {
     const UseCase uc = config_of(*row);
@@ -250,7 +250,7 @@ RunResult Pump::run(const std::string& name, const std::atomic<bool>* stop) {
     end.last_skipped = r.skipped;
     end.repoke = !r.drained;  // the 20-batch cap: the next sweep continues
     end.next_run_at = r.drained ? 0 : core::now_ms();
-    cat_.finish_pump_run(name, owner, end);
+    cat_.pump().finish_run(name, owner, end);
     return r;
   } catch (const Error& e) {
     fail(e.code(), e.message());
@@ -283,7 +283,7 @@ RunResult Pump::run_leased(const UseCase& uc, const catalog::PumpUseCaseRow& row
 
   // Most use cases have no tombstones: then no row needs a lookup (this run's own failures are
   // tracked per batch).
-  const bool any_tombstones = cat_.pump_tombstone_count(uc.name) > 0;
+  const bool any_tombstones = cat_.pump().tombstone_count(uc.name) > 0;
   std::map<std::string, std::pair<std::string, std::string>> failed_now;  // hash -> code, msg
   while (true) {
     if (res.batches == kMaxBatches || (stop && stop->load())) {
@@ -323,13 +323,13 @@ RunResult Pump::run_leased(const UseCase& uc, const catalog::PumpUseCaseRow& row
         continue;
       }
       if (auto t =
-              any_tombstones ? cat_.pump_tombstone(uc.name, hash, res.revision) : std::nullopt) {
+              any_tombstones ? cat_.pump().tombstone(uc.name, hash, res.revision) : std::nullopt) {
         failures.push_back({r.id, r.id_value, t->first, t->second, true});
         ++res.skipped;
         continue;
       }
       auto fail = [&](Code c, const std::string& msg) {
-        cat_.put_pump_tombstone(uc.name, hash, res.revision, code_name(c), msg, now);
+        cat_.pump().put_tombstone(uc.name, hash, res.revision, code_name(c), msg, now);
         failed_now[hash] = {code_name(c), msg};
         failures.push_back({r.id, r.id_value, code_name(c), msg, false});
         ++res.failed;
@@ -437,7 +437,7 @@ void Pump::embed_and_store(const std::string& name, embed::EmbeddingProvider& pr
     }
   };
   auto record_usage = [&] {
-    if (!usage.empty()) cat_.add_pump_usage(name, core::now_ms(), usage, "run");
+    if (!usage.empty()) cat_.pump().add_usage(name, core::now_ms(), usage, "run");
     res.usage_entries += static_cast<int>(usage.size());
     usage.clear();
   };
@@ -477,7 +477,7 @@ void Pump::embed_and_store(const std::string& name, embed::EmbeddingProvider& pr
 }
 
 EmbedResult Pump::embed(const std::string& name, const std::string& text) {
-  auto row = cat_.find_pump_use_case(name);
+  auto row = cat_.pump().find(name);
   if (!row)
     throw Error(Code::not_found,
                 "no pump use case '" + name + "'; `quarry pump list` shows the deployed ones",
@@ -493,7 +493,7 @@ EmbedResult Pump::embed(const std::string& name, const std::string& text) {
   check_budget(name, 0);
   EmbedResult r;
   r.embedding = provider->embed_query(text);  // exactly as sent: no trimming
-  cat_.add_pump_usage(name, core::now_ms(), {1}, "embed");
+  cat_.pump().add_usage(name, core::now_ms(), {1}, "embed");
   r.revision = revision(config_of(*row), provider->identity(),
                         embed::chunking_key(provider->model_tokenizer()));
   return r;

@@ -31,10 +31,10 @@ void check_event_name(const std::string& name) {
 }
 
 void Pump::check_budget(const std::string& name, std::int64_t unrecorded) {
-  const auto budget = cat_.pump_setting("monthly_budget");
+  const auto budget = cat_.pump().setting("monthly_budget");
   if (!budget) return;
   const auto limit = std::stoll(*budget);
-  const auto used = cat_.pump_usage_entries_since(month_start_utc(core::now_ms())) + unrecorded;
+  const auto used = cat_.pump().usage_entries_since(month_start_utc(core::now_ms())) + unrecorded;
   if (used >= limit)
     throw Error(Code::budget_exhausted,
                 "the pump's spend budget of " + *budget + " usage entries this month is used up (" +
@@ -54,7 +54,7 @@ void Pump::set_budget(std::optional<std::int64_t> monthly_entries,
   a.target = "pump";
   a.details_json =
       json{{"monthly_budget", monthly_entries ? json(*monthly_entries) : json()}}.dump();
-  cat_.set_pump_setting(
+  cat_.pump().set_setting(
       "monthly_budget",
       monthly_entries ? std::optional<std::string>(std::to_string(*monthly_entries)) : std::nullopt,
       a);
@@ -62,15 +62,15 @@ void Pump::set_budget(std::optional<std::int64_t> monthly_entries,
 
 Spend Pump::spend() {
   Spend s;
-  if (auto b = cat_.pump_setting("monthly_budget")) s.monthly_budget = std::stoll(*b);
+  if (auto b = cat_.pump().setting("monthly_budget")) s.monthly_budget = std::stoll(*b);
   s.month_start = month_start_utc(core::now_ms());
-  s.by_use_case = cat_.pump_usage_since(s.month_start);
+  s.by_use_case = cat_.pump().usage_since(s.month_start);
   for (const auto& [name, v] : s.by_use_case) s.used += v.first;
   return s;
 }
 
 void Pump::trigger(const std::string& name) {
-  if (!cat_.trigger_pump(name, core::now_ms()))
+  if (!cat_.pump().trigger(name, core::now_ms()))
     throw Error(Code::not_found,
                 "no pump use case '" + name + "'; `quarry pump list` shows the deployed ones",
                 {{"use_case", name}});
@@ -80,12 +80,12 @@ std::vector<std::string> Pump::event(const std::string& event_name) {
   check_event_name(event_name);
   std::vector<std::string> out;
   const auto now = core::now_ms();
-  for (const auto& row : cat_.list_pump_use_cases()) {
+  for (const auto& row : cat_.pump().list()) {
     const auto cfg = json::parse(row.config_json);
     if (!cfg.contains("on")) continue;
     for (const auto& e : cfg["on"])
       if (e.is_string() && e.get<std::string>() == event_name) {
-        if (cat_.trigger_pump(row.name, now)) out.push_back(row.name);
+        if (cat_.pump().trigger(row.name, now)) out.push_back(row.name);
         break;
       }
   }
@@ -95,11 +95,11 @@ std::vector<std::string> Pump::event(const std::string& event_name) {
 std::vector<std::string> Pump::cron_tick(std::int64_t from_ms, std::int64_t to_ms) {
   std::vector<std::string> out;
   if (to_ms <= from_ms) return out;
-  for (const auto& row : cat_.list_pump_use_cases()) {
+  for (const auto& row : cat_.pump().list()) {
     const auto cfg = json::parse(row.config_json);
     if (!cfg.contains("cron") || !cfg["cron"].is_string()) continue;
     const auto next = Cron::parse(cfg["cron"].get<std::string>(), row.name).next_after(from_ms);
-    if (next >= 0 && next <= to_ms && cat_.trigger_pump(row.name, core::now_ms()))
+    if (next >= 0 && next <= to_ms && cat_.pump().trigger(row.name, core::now_ms()))
       out.push_back(row.name);
   }
   return out;
@@ -107,7 +107,7 @@ std::vector<std::string> Pump::cron_tick(std::int64_t from_ms, std::int64_t to_m
 
 std::vector<std::string> Pump::due(std::int64_t now) {
   std::vector<std::string> out;
-  for (const auto& row : cat_.list_pump_use_cases()) {
+  for (const auto& row : cat_.pump().list()) {
     if (!row.pending || row.next_run_at > now) continue;
     const bool leased = !row.lease_owner.empty() && row.lease_at >= now - kLeaseStaleMs &&
                         !lease_owner_is_dead(row.lease_owner);

@@ -30,7 +30,7 @@ Hit make_hit(catalog::KeywordRow& r, double score, double raw_score, const std::
   return h;
 }
 
-void complete_hits(const catalog::Catalog& cat, const std::string& kb, const std::string& query,
+void complete_hits(const catalog::Catalog& cat, const catalog::KbRef& kb, const std::string& query,
                    std::vector<Hit>& hits, int top_k, bool advanced, const std::vector<Hit>* done) {
   if (done) {
     std::unordered_map<std::string_view, const Hit*> by_chunk;
@@ -59,7 +59,7 @@ void complete_hits(const catalog::Catalog& cat, const std::string& kb, const std
   for (std::size_t i = 0, loaded = 0; i < hits.size() && kept.size() < want; ++i) {
     if (i == loaded) {
       loaded = std::min(hits.size(), i + (want - kept.size()) + kSpare);
-      std::vector<catalog::Catalog::ChunkKey> keys;
+      std::vector<catalog::ChunkKey> keys;
       std::vector<std::size_t> at;
       for (std::size_t j = i; j < loaded; ++j)
         if (hits[j].filename.empty()) {
@@ -67,7 +67,7 @@ void complete_hits(const catalog::Catalog& cat, const std::string& kb, const std
           at.push_back(j);
         }
       if (!keys.empty()) {
-        auto rows = cat.load_chunks(kb, keys);
+        auto rows = cat.keyword().load_chunks(kb, keys);
         for (std::size_t j = 0; j < at.size(); ++j) {
           Hit& h = hits[at[j]];
           auto& r = rows[j];
@@ -90,7 +90,7 @@ void complete_hits(const catalog::Catalog& cat, const std::string& kb, const std
     }
     kept.push_back(std::move(hits[i]));
   }
-  auto snips = cat.snippets(match_expression(query, advanced), need);
+  auto snips = cat.keyword().snippets(match_expression(query, advanced), need);
   for (std::size_t j = 0; j < need_at.size(); ++j) kept[need_at[j]].snippet = std::move(snips[j]);
   hits = std::move(kept);
 }

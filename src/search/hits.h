@@ -17,7 +17,7 @@ Hit make_hit(catalog::KeywordRow& r, double score, double raw_score, const std::
 // already listed; cuts to top_k. Hits without a snippet get one highlighting the query's words
 // (`advanced`: the query is FTS5 syntax). A bare hit whose chunk is in `done` (complete hits,
 // e.g. another list of the same query) is copied from there instead of read again.
-void complete_hits(const catalog::Catalog& cat, const std::string& kb, const std::string& query,
+void complete_hits(const catalog::Catalog& cat, const catalog::KbRef& kb, const std::string& query,
                    std::vector<Hit>& hits, int top_k, bool advanced = false,
                    const std::vector<Hit>* done = nullptr);
 

@@ -117,7 +117,7 @@ struct Ranked {
   std::string match;
 };
 
-Ranked rank(const catalog::Catalog& cat, const std::string& kb, const std::string& query,
+Ranked rank(const catalog::Catalog& cat, const catalog::KbRef& kb, const std::string& query,
             const core::Filter& filter, int top_k, double min_score, bool advanced,
             const KeywordParams& params) {
   if (top_k < 1 || top_k > 1000)
@@ -128,10 +128,7 @@ Ranked rank(const catalog::Catalog& cat, const std::string& kb, const std::strin
   Ranked out;
   catalog::KeywordQuery q;
   q.match = match_expression(query, advanced, params.drop_stopwords);
-  if (q.match.empty()) {
-    cat.get_kb(kb);  // still report an unknown KB
-    return out;
-  }
+  if (q.match.empty()) return out;
   q.filter = filter;
   q.params = params.bm25;
   // Sibling windows of one oversize section collapse to the best; rank extra rows so k hits
@@ -139,9 +136,9 @@ Ranked rank(const catalog::Catalog& cat, const std::string& kb, const std::strin
   q.limit = params.collapse_windows ? top_k * 3 + 10 : top_k;
   std::optional<std::vector<catalog::KeywordRow>> cached;
   if (!advanced && filter.empty())
-    cached =
-        cat.keyword_search_cached(kb, query_terms(query, params.drop_stopwords), q.limit, q.params);
-  out.rows = cached ? std::move(*cached) : cat.keyword_search(kb, q);
+    cached = cat.keyword().search_cached(kb, query_terms(query, params.drop_stopwords), q.limit,
+                                         q.params);
+  out.rows = cached ? std::move(*cached) : cat.keyword().search(kb, q);
   out.match = std::move(q.match);
   return out;
 }
@@ -165,9 +162,9 @@ std::vector<std::size_t> keep(const catalog::Catalog& cat, std::vector<catalog::
     if (!ready()) {
       const std::size_t batch = std::min(rows.size(), i + want - kept.size());
       if (keys_only)
-        cat.load_keyword_keys(rows.data() + i, rows.data() + batch);
+        cat.keyword().load_keys(rows.data() + i, rows.data() + batch);
       else
-        cat.load_keyword_rows(rows.data() + i, rows.data() + batch);
+        cat.keyword().load_rows(rows.data() + i, rows.data() + batch);
     }
     if (!ready()) continue;  // deleted between the phases
     if (collapse && r.chunk.parent_chunk && !parents.insert(*r.chunk.parent_chunk).second) continue;
@@ -178,7 +175,7 @@ std::vector<std::size_t> keep(const catalog::Catalog& cat, std::vector<catalog::
 
 }  // namespace
 
-std::vector<Hit> keyword_search(const catalog::Catalog& cat, const std::string& kb,
+std::vector<Hit> keyword_search(const catalog::Catalog& cat, const catalog::KbRef& kb,
                                 const std::string& query, const core::Filter& filter, int top_k,
                                 double min_score, bool advanced, const KeywordParams& params) {
   auto [rows, match] = rank(cat, kb, query, filter, top_k, min_score, advanced, params);
@@ -190,13 +187,13 @@ std::vector<Hit> keyword_search(const catalog::Catalog& cat, const std::string& 
     texts.push_back(&rows[i].chunk.text);
   }
   if (params.snippets) {
-    auto snips = cat.snippets(match, texts);
+    auto snips = cat.keyword().snippets(match, texts);
     for (std::size_t i = 0; i < hits.size(); ++i) hits[i].snippet = std::move(snips[i]);
   }
   return hits;
 }
 
-std::vector<Hit> keyword_candidates(const catalog::Catalog& cat, const std::string& kb,
+std::vector<Hit> keyword_candidates(const catalog::Catalog& cat, const catalog::KbRef& kb,
                                     const std::string& query, const core::Filter& filter, int depth,
                                     bool advanced, const KeywordParams& params) {
   auto rows = rank(cat, kb, query, filter, depth, 0, advanced, params).rows;
@@ -204,7 +201,7 @@ std::vector<Hit> keyword_candidates(const catalog::Catalog& cat, const std::stri
   for (std::size_t i : keep(cat, rows, depth, 0, params.collapse_windows, true)) {
     auto& r = rows[i];
     Hit h;
-    h.kb = kb;
+    h.kb = kb.name;
     h.doc_id = std::move(r.doc.id);
     h.chunk_index = r.chunk.index;
     h.chunk_id = std::move(r.chunk.chunk_id);

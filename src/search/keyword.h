@@ -27,14 +27,14 @@ struct KeywordParams {
 };
 
 // Runs keyword search; hits carry score = raw / theoretical max in [0, 1], metric "bm25".
-std::vector<Hit> keyword_search(const catalog::Catalog& cat, const std::string& kb,
+std::vector<Hit> keyword_search(const catalog::Catalog& cat, const catalog::KbRef& kb,
                                 const std::string& query, const core::Filter& filter, int top_k,
                                 double min_score, bool advanced, const KeywordParams& params = {});
 
 // The same ranking as bare hits (kb, doc_id, chunk_index, chunk_id, parent_chunk, scores): only
 // each chunk's key is read, so a fusion can rank many candidates and read the rows of its
 // winners only (complete_hits in search/hits.h). Sibling windows collapse as above.
-std::vector<Hit> keyword_candidates(const catalog::Catalog& cat, const std::string& kb,
+std::vector<Hit> keyword_candidates(const catalog::Catalog& cat, const catalog::KbRef& kb,
                                     const std::string& query, const core::Filter& filter, int depth,
                                     bool advanced, const KeywordParams& params = {});
 

@@ -46,32 +46,32 @@ Mode hybrid(const SearchRequest& r, const KbScope& kb, const core::Filter& filte
   // Both sides are bare candidates (keys and scores): a top 10 ranks 50 keyword and 200 vector
   // chunks, and only the hits returned are read and highlighted (reading and highlighting all
   // 50 keyword rows was half of a hybrid query).
-  auto kw = keyword_candidates(kb.cat, kb.kb, r.query, filter, depth, r.advanced);
+  auto kw = keyword_candidates(kb.cat, kb.ref, r.query, filter, depth, r.advanced);
   std::vector<Hit> vh;
   try {
     // The vector side goes deeper: a chunk missing from a list counts 0 there, and a deeper
     // vector list gives more keyword candidates their real similarity (measured: SciFact
     // nDCG@10 +0.002 at α 0.1 for 1000 instead of 600 candidates). They are bare hits: only
     // the winners of the fusion are read from the catalog.
-    vh = vector_candidates(kb.kb, r.query, filter, vector_fusion_depth(r.top_k), vec.source);
+    vh = vector_candidates(kb.ref, r.query, filter, vector_fusion_depth(r.top_k), vec.source);
   } catch (const Error& e) {
     if (e.code() == Code::invalid_argument) throw;
     resp.degraded.push_back(std::string(code_name(e.code())) + ": " + e.message() +
                             "; answered by keyword");
     resp.hits = std::move(kw);
     std::erase_if(resp.hits, [&](const Hit& h) { return h.score < r.min_score; });
-    complete_hits(kb.cat, kb.kb, r.query, resp.hits, r.top_k, r.advanced);
+    complete_hits(kb.cat, kb.ref, r.query, resp.hits, r.top_k, r.advanced);
     return Mode::keyword;
   }
   // A few more than top_k: stale vectors and sibling windows are dropped once rows are read.
   resp.hits = fuse(kw, vh, fo, r.top_k * 2 + 10, r.min_score);
-  complete_hits(kb.cat, kb.kb, r.query, resp.hits, r.top_k, r.advanced);
+  complete_hits(kb.cat, kb.ref, r.query, resp.hits, r.top_k, r.advanced);
   // Each mode's own list; chunks already in the fused top are copied, not read again. Two
   // spare keyword candidates fill in for chunks deleted since they were ranked.
   if (static_cast<int>(kw.size()) > r.top_k + 2) kw.resize(r.top_k + 2);
-  complete_hits(kb.cat, kb.kb, r.query, kw, r.top_k, r.advanced, &resp.hits);
+  complete_hits(kb.cat, kb.ref, r.query, kw, r.top_k, r.advanced, &resp.hits);
   if (static_cast<int>(vh.size()) > r.top_k * 2 + 10) vh.resize(r.top_k * 2 + 10);
-  complete_hits(kb.cat, kb.kb, r.query, vh, r.top_k, r.advanced, &resp.hits);
+  complete_hits(kb.cat, kb.ref, r.query, vh, r.top_k, r.advanced, &resp.hits);
   resp.per_mode.emplace_back("keyword", std::move(kw));
   resp.per_mode.emplace_back("vector", std::move(vh));
   return Mode::hybrid;
@@ -141,15 +141,15 @@ SearchResponse search(const SearchRequest& r, const KbScope& kb) {
       mode = Mode::keyword;
     }
     if (mode == Mode::keyword) {
-      resp.hits = keyword_search(kb.cat, r.kb, r.query, filter, r.top_k, r.min_score, r.advanced);
+      resp.hits = keyword_search(kb.cat, kb.ref, r.query, filter, r.top_k, r.min_score, r.advanced);
     } else if (mode == Mode::vector) {
-      resp.hits = vector_search(kb.cat, r.kb, r.query, filter, r.top_k, r.min_score, vec->source);
+      resp.hits = vector_search(kb.cat, kb.ref, r.query, filter, r.top_k, r.min_score, vec->source);
     } else {
       mode = hybrid(r, kb, filter, *vec, resp);
     }
   }
   resp.mode = mode;
-  resp.index_status.keyword = kb.cat.has_documents(r.kb, filter) ? "ready" : "not_built";
+  resp.index_status.keyword = kb.cat.documents().any(kb.ref, filter) ? "ready" : "not_built";
   if (!config.embedder.provider.empty()) resp.index_status.vector = kb.vectors.status(filter);
   return resp;
 }
@@ -161,7 +161,7 @@ GrepResponse grep(const GrepRequest& r, const KbScope& kb) {
   core::Filter filter = core::parse_filter_text(r.filter_json);
   std::vector<GrepFile> files;
   std::unordered_map<std::string, std::optional<Subject>> subjects;
-  for (auto& d : kb.cat.document_refs(r.kb, filter)) {
+  for (auto& d : kb.cat.documents().refs(kb.ref, filter)) {
     if (d.subject_key && d.subject_value)
       subjects[d.id] = Subject{*d.subject_key, *d.subject_value};
     std::string path = kb.layout.markdown_path(r.kb, d.id);

@@ -37,7 +37,7 @@ class VectorPort {
 struct KbScope {
   const catalog::Catalog& cat;
   const core::Layout& layout;
-  const std::string& kb;
+  const catalog::KbRef& ref;  // resolved by the facade inside the search's read snapshot
   const KbConfig& config;
   VectorPort& vectors;
 };

@@ -9,7 +9,7 @@
 
 namespace quarry::search {
 
-std::vector<Hit> vector_candidates(const std::string& kb, const std::string& query,
+std::vector<Hit> vector_candidates(const catalog::KbRef& kb, const std::string& query,
                                    const core::Filter& filter, int depth, const VectorSource& src) {
   store::Query q;
   q.vector = src.provider->embed_query(query);
@@ -18,7 +18,7 @@ std::vector<Hit> vector_candidates(const std::string& kb, const std::string& que
   std::vector<Hit> out;
   for (auto& f : src.store->query(*src.scope, q)) {
     Hit h;
-    h.kb = kb;
+    h.kb = kb.name;
     h.doc_id = std::move(f.doc_id);
     h.chunk_index = f.chunk_index;
     h.chunk_id = std::move(f.chunk_id);
@@ -30,7 +30,7 @@ std::vector<Hit> vector_candidates(const std::string& kb, const std::string& que
   return out;
 }
 
-std::vector<Hit> vector_search(const catalog::Catalog& cat, const std::string& kb,
+std::vector<Hit> vector_search(const catalog::Catalog& cat, const catalog::KbRef& kb,
                                const std::string& query, const core::Filter& filter, int top_k,
                                double min_score, const VectorSource& src) {
   if (top_k < 1 || top_k > 1000)

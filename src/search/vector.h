@@ -28,13 +28,13 @@ struct VectorSource {
 
 // k-nearest chunks of the query; score = 1 - cosine_distance / 2, metric "cosine_distance".
 // Sub-windows of one oversize section collapse to the best. Throws what the provider throws.
-std::vector<Hit> vector_search(const catalog::Catalog& cat, const std::string& kb,
+std::vector<Hit> vector_search(const catalog::Catalog& cat, const catalog::KbRef& kb,
                                const std::string& query, const core::Filter& filter, int top_k,
                                double min_score, const VectorSource& src);
 
 // The store's nearest chunks as bare hits (kb, doc_id, chunk_index, chunk_id, scores): no
 // catalog rows are read, so a fusion can rank many candidates and load only its winners.
-std::vector<Hit> vector_candidates(const std::string& kb, const std::string& query,
+std::vector<Hit> vector_candidates(const catalog::KbRef& kb, const std::string& query,
                                    const core::Filter& filter, int depth, const VectorSource& src);
 
 }  // namespace quarry::search

@@ -9,11 +9,17 @@
 #include <vector>
 
 #include "catalog/catalog.h"
-#include "catalog/schema.h"
+#include "catalog/sqlite/schema.h"
+#include "catalog/sqlite/sqlite_catalog.h"
 #include "core/util.h"
 #include "test_util.h"
 
 namespace quarry::catalog::testing_support {
+
+// A KB of `c` by name, as a request resolves it.
+inline KbRef ref(const Catalog& c, const std::string& kb) {
+  return c.kbs().get(kb).ref();
+}
 
 inline AuditEntry who(const std::string& action, const std::string& kb = "",
                       const std::string& target = "") {
@@ -67,8 +73,8 @@ inline std::vector<ChunkRow> make_chunks(const std::vector<std::string>& texts) 
 // Ranked rows of a keyword query with their document and chunk loaded.
 inline std::vector<KeywordRow> keyword_rows(const Catalog& cat, const std::string& kb,
                                             const KeywordQuery& q) {
-  auto rows = cat.keyword_search(kb, q);
-  cat.load_keyword_rows(rows.data(), rows.data() + rows.size());
+  auto rows = cat.keyword().search(ref(cat, kb), q);
+  cat.keyword().load_rows(rows.data(), rows.data() + rows.size());
   for (const auto& r : rows) EXPECT_TRUE(r.loaded) << "rowid " << r.rowid;
   return rows;
 }
@@ -103,13 +109,14 @@ inline std::string pragma_text(sqlite3* db, const std::string& sql) {
 // PRAGMA integrity_check plus FTS5's own check of every KB's index against the chunks table
 // (an external-content index with stale postings fails it).
 inline void expect_integrity(const Catalog& cat) {
-  EXPECT_EQ(pragma_text(cat.handle(), "PRAGMA integrity_check"), "ok");
-  for (const auto& kb : cat.list_kbs()) {
+  EXPECT_EQ(pragma_text(sqlite_handle(cat), "PRAGMA integrity_check"), "ok");
+  for (const auto& kb : cat.kbs().list()) {
     const std::string fts = fts_table(kb.id);
     char* err = nullptr;
-    int rc = sqlite3_exec(
-        cat.handle(), ("INSERT INTO " + fts + "(" + fts + ") VALUES('integrity-check')").c_str(),
-        nullptr, nullptr, &err);
+    int rc =
+        sqlite3_exec(sqlite_handle(cat),
+                     ("INSERT INTO " + fts + "(" + fts + ") VALUES('integrity-check')").c_str(),
+                     nullptr, nullptr, &err);
     EXPECT_EQ(rc, SQLITE_OK) << "FTS integrity of " << kb.name << ": " << (err ? err : "");
     sqlite3_free(err);
   }

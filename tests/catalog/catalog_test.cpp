@@ -17,89 +17,92 @@ TEST_F(CatalogTest, FreshCatalogIsAtTheLatestSchemaVersion) {
 }
 
 TEST_F(CatalogTest, MigrationsAreIdempotentAcrossReopens) {
-  cat->create_kb("k", "{}", who("kb.create", "k", "k"));
+  cat->kbs().create("k", "{}", who("kb.create", "k", "k"));
   cat.reset();
   for (int i = 0; i < 3; ++i) {
     auto again = Catalog::open(path);
     EXPECT_EQ(again->schema_version(), latest_schema_version());
-    EXPECT_EQ(pragma_text(again->handle(), "SELECT COUNT(*) FROM schema_migrations"),
+    EXPECT_EQ(pragma_text(sqlite_handle(*again), "SELECT COUNT(*) FROM schema_migrations"),
               std::to_string(latest_schema_version()));
-    ASSERT_EQ(again->list_kbs().size(), 1u);  // data survives re-migration
+    ASSERT_EQ(again->kbs().list().size(), 1u);  // data survives re-migration
   }
 }
 
 TEST_F(CatalogTest, TwoConnectionsOpenTheSameFile) {
   auto second = Catalog::open(path);
   EXPECT_EQ(second->schema_version(), latest_schema_version());
-  cat->create_kb("k", "{}", who("kb.create", "k", "k"));
-  EXPECT_TRUE(second->find_kb("k").has_value());  // readers see committed writes
+  cat->kbs().create("k", "{}", who("kb.create", "k", "k"));
+  EXPECT_TRUE(second->kbs().find("k").has_value());  // readers see committed writes
 }
 
 TEST_F(CatalogTest, AReadSnapshotSeesOneStateAndTheNextReadSeesNewWrites) {
-  cat->create_kb("k", "{}", who("kb.create", "k", "k"));
+  cat->kbs().create("k", "{}", who("kb.create", "k", "k"));
   auto writer = Catalog::open(path);
   {
     Catalog::ReadSnapshot snapshot(*cat);
-    EXPECT_EQ(cat->kb_stats("k").documents, 0);
+    EXPECT_EQ(cat->kbs().stats(ref(*cat, "k")).documents, 0);
     auto d = make_doc("k", "a.md");
-    writer->put_document(d, make_chunks({"zeppelin"}), who("document.add", "k", d.id));
+    writer->documents().put(ref(*writer, d.kb), d, make_chunks({"zeppelin"}),
+                            who("document.add", "k", d.id));
     // Committed by another connection meanwhile: not in this snapshot.
-    EXPECT_EQ(cat->kb_stats("k").documents, 0);
-    EXPECT_FALSE(cat->has_documents("k", {}));
-    EXPECT_EQ(sqlite3_get_autocommit(cat->handle()), 0);
+    EXPECT_EQ(cat->kbs().stats(ref(*cat, "k")).documents, 0);
+    EXPECT_FALSE(cat->documents().any(ref(*cat, "k"), {}));
+    EXPECT_EQ(sqlite3_get_autocommit(sqlite_handle(*cat)), 0);
   }
   // The snapshot ended: nothing is left open, and the write is seen.
-  EXPECT_NE(sqlite3_get_autocommit(cat->handle()), 0);
-  EXPECT_EQ(cat->kb_stats("k").documents, 1);
-  EXPECT_TRUE(cat->has_documents("k", {}));
+  EXPECT_NE(sqlite3_get_autocommit(sqlite_handle(*cat)), 0);
+  EXPECT_EQ(cat->kbs().stats(ref(*cat, "k")).documents, 1);
+  EXPECT_TRUE(cat->documents().any(ref(*cat, "k"), {}));
 }
 
 TEST_F(CatalogTest, AReadSnapshotInsideABatchLeavesTheBatchInCharge) {
-  cat->create_kb("k", "{}", who("kb.create", "k", "k"));
+  cat->kbs().create("k", "{}", who("kb.create", "k", "k"));
   {
     Catalog::Batch batch(*cat);
     auto d = make_doc("k", "a.md");
-    cat->put_document(d, make_chunks({"zeppelin"}), who("document.add", "k", d.id));
+    cat->documents().put(ref(*cat, d.kb), d, make_chunks({"zeppelin"}),
+                         who("document.add", "k", d.id));
     { Catalog::ReadSnapshot snapshot(*cat); }
-    EXPECT_EQ(sqlite3_get_autocommit(cat->handle()), 0);  // still the batch's transaction
+    EXPECT_EQ(sqlite3_get_autocommit(sqlite_handle(*cat)), 0);  // still the batch's transaction
     batch.commit();
   }
-  EXPECT_EQ(Catalog::open(path)->kb_stats("k").documents, 1);
+  EXPECT_EQ(Catalog::open(path)->kbs().stats(ref(*Catalog::open(path), "k")).documents, 1);
 }
 
 TEST_F(CatalogTest, WalModeIsOn) {
-  EXPECT_EQ(pragma_text(cat->handle(), "PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(pragma_text(cat->handle(), "PRAGMA foreign_keys"), "1");
+  EXPECT_EQ(pragma_text(sqlite_handle(*cat), "PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(pragma_text(sqlite_handle(*cat), "PRAGMA foreign_keys"), "1");
 }
 
 TEST_F(CatalogTest, CreateListDeleteKb) {
-  auto a = cat->create_kb("alpha", R"({"description":"A"})", who("kb.create", "alpha", "alpha"));
-  cat->create_kb("beta", "{}", who("kb.create", "beta", "beta"));
+  auto a = cat->kbs().create("alpha", R"({"description":"A"})", who("kb.create", "alpha", "alpha"));
+  cat->kbs().create("beta", "{}", who("kb.create", "beta", "beta"));
   EXPECT_EQ(a.name, "alpha");
   EXPECT_EQ(a.config_json, R"({"description":"A"})");
-  auto kbs = cat->list_kbs();
+  auto kbs = cat->kbs().list();
   ASSERT_EQ(kbs.size(), 2u);
   EXPECT_EQ(kbs[0].name, "alpha");
   EXPECT_EQ(kbs[1].name, "beta");
   EXPECT_NE(kbs[0].id, kbs[1].id);
 
   try {
-    cat->create_kb("alpha", "{}", who("kb.create", "alpha", "alpha"));
+    cat->kbs().create("alpha", "{}", who("kb.create", "alpha", "alpha"));
     FAIL() << "duplicate KB created";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Code::already_exists);
   }
 
   auto d = make_doc("alpha", "a.md");
-  cat->put_document(d, make_chunks({"alpha text"}), who("document.add", "alpha", d.id));
-  auto deleted = cat->delete_kb("alpha", who("kb.delete", "alpha", "alpha"));
+  cat->documents().put(ref(*cat, d.kb), d, make_chunks({"alpha text"}),
+                       who("document.add", "alpha", d.id));
+  auto deleted = cat->kbs().remove(ref(*cat, "alpha"), who("kb.delete", "alpha", "alpha"));
   EXPECT_EQ(deleted, std::vector<std::string>{d.id});
-  EXPECT_FALSE(cat->find_kb("alpha").has_value());
-  ASSERT_EQ(cat->list_kbs().size(), 1u);
-  EXPECT_EQ(pragma_text(cat->handle(), "SELECT COUNT(*) FROM chunks"), "0");
-  EXPECT_EQ(pragma_text(cat->handle(), "SELECT COUNT(*) FROM documents"), "0");
+  EXPECT_FALSE(cat->kbs().find("alpha").has_value());
+  ASSERT_EQ(cat->kbs().list().size(), 1u);
+  EXPECT_EQ(pragma_text(sqlite_handle(*cat), "SELECT COUNT(*) FROM chunks"), "0");
+  EXPECT_EQ(pragma_text(sqlite_handle(*cat), "SELECT COUNT(*) FROM documents"), "0");
   try {
-    cat->get_kb("alpha");
+    cat->kbs().get("alpha");
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Code::not_found);
@@ -108,34 +111,36 @@ TEST_F(CatalogTest, CreateListDeleteKb) {
 }
 
 TEST_F(CatalogTest, RecreatedKbStartsEmpty) {
-  cat->create_kb("k", "{}", who("kb.create", "k", "k"));
+  cat->kbs().create("k", "{}", who("kb.create", "k", "k"));
   auto d = make_doc("k", "a.md");
-  cat->put_document(d, make_chunks({"zeppelin"}), who("document.add", "k", d.id));
-  cat->delete_kb("k", who("kb.delete", "k", "k"));
-  cat->create_kb("k", "{}", who("kb.create", "k", "k"));
+  cat->documents().put(ref(*cat, d.kb), d, make_chunks({"zeppelin"}),
+                       who("document.add", "k", d.id));
+  cat->kbs().remove(ref(*cat, "k"), who("kb.delete", "k", "k"));
+  cat->kbs().create("k", "{}", who("kb.create", "k", "k"));
   EXPECT_TRUE(search_ids(*cat, "k", "zeppelin").empty());
-  EXPECT_EQ(cat->kb_stats("k").documents, 0);
+  EXPECT_EQ(cat->kbs().stats(ref(*cat, "k")).documents, 0);
   expect_integrity(*cat);
 }
 
 TEST_F(CatalogTest, UpdateKbConfig) {
-  cat->create_kb("k", "{}", who("kb.create", "k", "k"));
-  cat->update_kb_config("k", R"({"revision":3})", who("kb.set", "k", "k"));
-  EXPECT_EQ(cat->get_kb("k").config_json, R"({"revision":3})");
-  EXPECT_THROW(cat->update_kb_config("nope", "{}", who("kb.set", "nope", "nope")), Error);
+  cat->kbs().create("k", "{}", who("kb.create", "k", "k"));
+  cat->kbs().update_config(ref(*cat, "k"), R"({"revision":3})", who("kb.set", "k", "k"));
+  EXPECT_EQ(cat->kbs().get("k").config_json, R"({"revision":3})");
+  EXPECT_THROW(cat->kbs().update_config(ref(*cat, "nope"), "{}", who("kb.set", "nope", "nope")),
+               Error);
 }
 
 TEST_F(CatalogTest, PutDocumentRoundTripsRowAndChunks) {
-  cat->create_kb("k", "{}", who("kb.create", "k", "k"));
+  cat->kbs().create("k", "{}", who("kb.create", "k", "k"));
   auto d = make_doc("k", "dir/a.md", R"({"lang":"en"})");
   d.subject_key = "contact_id";
   d.subject_value = "c1";
   auto chunks = make_chunks({"first chunk", "second chunk"});
   chunks[1].parent_chunk = chunks[0].chunk_id;
   chunks[1].heading_path = {"A", "B"};
-  cat->put_document(d, chunks, who("document.add", "k", d.id));
+  cat->documents().put(ref(*cat, d.kb), d, chunks, who("document.add", "k", d.id));
 
-  auto got = cat->find_document("k", d.id);
+  auto got = cat->documents().find(ref(*cat, "k"), d.id);
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->filename, "dir/a.md");
   EXPECT_EQ(got->metadata_json, R"({"lang":"en"})");
@@ -143,11 +148,11 @@ TEST_F(CatalogTest, PutDocumentRoundTripsRowAndChunks) {
   EXPECT_EQ(got->subject_value, "c1");
   EXPECT_EQ(got->chunk_count, 2);
   EXPECT_EQ(got->body_offset, 50);
-  auto by_name = cat->find_document_by_filename("k", "dir/a.md");
+  auto by_name = cat->documents().find_by_filename(ref(*cat, "k"), "dir/a.md");
   ASSERT_TRUE(by_name.has_value());
   EXPECT_EQ(by_name->id, d.id);
 
-  auto stored = cat->chunks_of("k", d.id);
+  auto stored = cat->documents().chunks_of(ref(*cat, "k"), d.id);
   ASSERT_EQ(stored.size(), 2u);
   EXPECT_EQ(stored[0].text, "first chunk");
   EXPECT_EQ(stored[1].text, "second chunk");
@@ -159,53 +164,57 @@ TEST_F(CatalogTest, PutDocumentRoundTripsRowAndChunks) {
 }
 
 TEST_F(CatalogTest, RePutReplacesChunksAndLeavesNoStalePostings) {
-  cat->create_kb("k", "{}", who("kb.create", "k", "k"));
+  cat->kbs().create("k", "{}", who("kb.create", "k", "k"));
   auto d = make_doc("k", "a.md");
-  cat->put_document(d, make_chunks({"ancient walrus", "walrus tusks", "more walrus"}),
-                    who("document.add", "k", d.id));
+  cat->documents().put(ref(*cat, d.kb), d,
+                       make_chunks({"ancient walrus", "walrus tusks", "more walrus"}),
+                       who("document.add", "k", d.id));
   ASSERT_EQ(search_ids(*cat, "k", "walrus").size(), 3u);
 
   auto d2 = d;
   d2.updated_at += 1;
-  cat->put_document(d2, make_chunks({"modern penguin"}), who("document.update", "k", d.id));
+  cat->documents().put(ref(*cat, d2.kb), d2, make_chunks({"modern penguin"}),
+                       who("document.update", "k", d.id));
   EXPECT_TRUE(search_ids(*cat, "k", "walrus").empty());
   EXPECT_TRUE(search_ids(*cat, "k", "ancient").empty());
   EXPECT_EQ(search_ids(*cat, "k", "penguin"), std::vector<std::string>{d.id});
-  auto chunks = cat->chunks_of("k", d.id);
+  auto chunks = cat->documents().chunks_of(ref(*cat, "k"), d.id);
   ASSERT_EQ(chunks.size(), 1u);
   EXPECT_EQ(chunks[0].text, "modern penguin");
-  EXPECT_EQ(cat->find_document("k", d.id)->chunk_count, 1);
-  EXPECT_EQ(cat->kb_stats("k").documents, 1);
-  EXPECT_EQ(cat->kb_stats("k").chunks, 1);
+  EXPECT_EQ(cat->documents().find(ref(*cat, "k"), d.id)->chunk_count, 1);
+  EXPECT_EQ(cat->kbs().stats(ref(*cat, "k")).documents, 1);
+  EXPECT_EQ(cat->kbs().stats(ref(*cat, "k")).chunks, 1);
   expect_integrity(*cat);
 }
 
 TEST_F(CatalogTest, DeleteDocumentRemovesItFromTheKeywordIndex) {
-  cat->create_kb("k", "{}", who("kb.create", "k", "k"));
+  cat->kbs().create("k", "{}", who("kb.create", "k", "k"));
   auto a = make_doc("k", "a.md");
   auto b = make_doc("k", "b.md");
-  cat->put_document(a, make_chunks({"shared marmot", "only in a"}), who("document.add", "k", a.id));
-  cat->put_document(b, make_chunks({"shared marmot"}), who("document.add", "k", b.id));
-  EXPECT_TRUE(cat->delete_document("k", a.id, who("document.delete", "k", a.id)));
+  cat->documents().put(ref(*cat, a.kb), a, make_chunks({"shared marmot", "only in a"}),
+                       who("document.add", "k", a.id));
+  cat->documents().put(ref(*cat, b.kb), b, make_chunks({"shared marmot"}),
+                       who("document.add", "k", b.id));
+  EXPECT_TRUE(cat->documents().remove(ref(*cat, "k"), a.id, who("document.delete", "k", a.id)));
   EXPECT_EQ(search_ids(*cat, "k", "marmot"), std::vector<std::string>{b.id});
   EXPECT_TRUE(search_ids(*cat, "k", "only").empty());
-  EXPECT_FALSE(cat->find_document("k", a.id).has_value());
-  EXPECT_TRUE(cat->chunks_of("k", a.id).empty());
-  EXPECT_FALSE(cat->delete_document("k", a.id, who("document.delete", "k", a.id)));
+  EXPECT_FALSE(cat->documents().find(ref(*cat, "k"), a.id).has_value());
+  EXPECT_TRUE(cat->documents().chunks_of(ref(*cat, "k"), a.id).empty());
+  EXPECT_FALSE(cat->documents().remove(ref(*cat, "k"), a.id, who("document.delete", "k", a.id)));
   expect_integrity(*cat);
 }
 
 TEST_F(CatalogTest, KeywordSearchNeverCrossesKbs) {
-  cat->create_kb("one", "{}", who("kb.create", "one", "one"));
-  cat->create_kb("two", "{}", who("kb.create", "two", "two"));
+  cat->kbs().create("one", "{}", who("kb.create", "one", "one"));
+  cat->kbs().create("two", "{}", who("kb.create", "two", "two"));
   std::set<std::string> in_one, in_two;
   for (int i = 0; i < 20; ++i) {
     auto d1 = make_doc("one", "doc" + std::to_string(i) + ".md");
     auto d2 = make_doc("two", "doc" + std::to_string(i) + ".md");  // same names, too
-    cat->put_document(d1, make_chunks({"narwhal common " + std::to_string(i)}),
-                      who("document.add", "one", d1.id));
-    cat->put_document(d2, make_chunks({"narwhal common narwhal"}),
-                      who("document.add", "two", d2.id));
+    cat->documents().put(ref(*cat, d1.kb), d1, make_chunks({"narwhal common " + std::to_string(i)}),
+                         who("document.add", "one", d1.id));
+    cat->documents().put(ref(*cat, d2.kb), d2, make_chunks({"narwhal common narwhal"}),
+                         who("document.add", "two", d2.id));
     in_one.insert(d1.id);
     in_two.insert(d2.id);
   }
@@ -225,52 +234,54 @@ TEST_F(CatalogTest, KeywordSearchNeverCrossesKbs) {
     EXPECT_TRUE(in_two.count(r.doc.id)) << r.doc.id;
   }
   // by filename too
-  EXPECT_EQ(cat->find_document_by_filename("one", "doc3.md")->kb, "one");
-  EXPECT_FALSE(cat->find_document("two", *in_one.begin()).has_value());
-  EXPECT_TRUE(cat->chunks_of("two", *in_one.begin()).empty());
+  EXPECT_EQ(cat->documents().find_by_filename(ref(*cat, "one"), "doc3.md")->kb, "one");
+  EXPECT_FALSE(cat->documents().find(ref(*cat, "two"), *in_one.begin()).has_value());
+  EXPECT_TRUE(cat->documents().chunks_of(ref(*cat, "two"), *in_one.begin()).empty());
   // deleting a document of one KB through the other KB's name does nothing
-  EXPECT_FALSE(cat->delete_document("two", *in_one.begin(), who("document.delete", "two", "")));
-  EXPECT_EQ(cat->kb_stats("one").documents, 20);
+  EXPECT_FALSE(cat->documents().remove(ref(*cat, "two"), *in_one.begin(),
+                                       who("document.delete", "two", "")));
+  EXPECT_EQ(cat->kbs().stats(ref(*cat, "one")).documents, 20);
 }
 
 TEST_F(CatalogTest, StatsArePerKb) {
-  cat->create_kb("one", "{}", who("kb.create", "one", "one"));
-  cat->create_kb("two", "{}", who("kb.create", "two", "two"));
+  cat->kbs().create("one", "{}", who("kb.create", "one", "one"));
+  cat->kbs().create("two", "{}", who("kb.create", "two", "two"));
   for (int i = 0; i < 3; ++i) {
     auto d = make_doc("one", std::to_string(i) + ".md");
     d.source_bytes = 10 + i;
     d.markdown_bytes = 100 + i;
-    cat->put_document(d, make_chunks({"x", "y"}), who("document.add", "one", d.id));
+    cat->documents().put(ref(*cat, d.kb), d, make_chunks({"x", "y"}),
+                         who("document.add", "one", d.id));
   }
   auto d = make_doc("two", "t.md");
-  cat->put_document(d, make_chunks({"z"}), who("document.add", "two", d.id));
-  auto s1 = cat->kb_stats("one");
+  cat->documents().put(ref(*cat, d.kb), d, make_chunks({"z"}), who("document.add", "two", d.id));
+  auto s1 = cat->kbs().stats(ref(*cat, "one"));
   EXPECT_EQ(s1.documents, 3);
   EXPECT_EQ(s1.chunks, 6);
   EXPECT_EQ(s1.source_bytes, 10 + 11 + 12);
   EXPECT_EQ(s1.markdown_bytes, 100 + 101 + 102);
-  auto s2 = cat->kb_stats("two");
+  auto s2 = cat->kbs().stats(ref(*cat, "two"));
   EXPECT_EQ(s2.documents, 1);
   EXPECT_EQ(s2.chunks, 1);
-  cat->create_kb("empty", "{}", who("kb.create", "empty", "empty"));
-  EXPECT_EQ(cat->kb_stats("empty").documents, 0);
-  EXPECT_EQ(cat->kb_stats("empty").chunks, 0);
+  cat->kbs().create("empty", "{}", who("kb.create", "empty", "empty"));
+  EXPECT_EQ(cat->kbs().stats(ref(*cat, "empty")).documents, 0);
+  EXPECT_EQ(cat->kbs().stats(ref(*cat, "empty")).chunks, 0);
 }
 
 TEST_F(CatalogTest, EveryWriteIsAudited) {
-  cat->create_kb("k", "{}", who("kb.create", "k", "k"));
-  cat->update_kb_config("k", "{}", who("kb.set", "k", "k"));
+  cat->kbs().create("k", "{}", who("kb.create", "k", "k"));
+  cat->kbs().update_config(ref(*cat, "k"), "{}", who("kb.set", "k", "k"));
   auto d = make_doc("k", "a.md", R"({"s": 1})");
-  cat->put_document(d, make_chunks({"t"}), who("document.add", "k", d.id));
-  cat->put_document(d, make_chunks({"u"}), who("document.update", "k", d.id));
+  cat->documents().put(ref(*cat, d.kb), d, make_chunks({"t"}), who("document.add", "k", d.id));
+  cat->documents().put(ref(*cat, d.kb), d, make_chunks({"u"}), who("document.update", "k", d.id));
   auto e = make_doc("k", "e.md", R"({"s": 2})");
-  cat->put_document(e, make_chunks({"t"}), who("document.add", "k", e.id));
-  cat->delete_document("k", d.id, who("document.delete", "k", d.id));
-  cat->delete_where("k", core::parse_filter_text(R"({"s": 2})"),
-                    who("document.delete_where", "k", ""));
-  cat->delete_kb("k", who("kb.delete", "k", "k"));
+  cat->documents().put(ref(*cat, e.kb), e, make_chunks({"t"}), who("document.add", "k", e.id));
+  cat->documents().remove(ref(*cat, "k"), d.id, who("document.delete", "k", d.id));
+  cat->documents().remove_where(ref(*cat, "k"), core::parse_filter_text(R"({"s": 2})"),
+                                who("document.delete_where", "k", ""));
+  cat->kbs().remove(ref(*cat, "k"), who("kb.delete", "k", "k"));
 
-  auto rows = cat->list_audit(100);
+  auto rows = cat->audit().list(100);
   ASSERT_EQ(rows.size(), 8u);
   std::vector<std::string> actions;
   for (auto it = rows.rbegin(); it != rows.rend(); ++it) {
@@ -287,30 +298,31 @@ TEST_F(CatalogTest, EveryWriteIsAudited) {
   auto dw = std::find_if(rows.begin(), rows.end(),
                          [](const AuditRow& r) { return r.action == "document.delete_where"; });
   EXPECT_EQ(json::parse(dw->details_json)["deleted"], json::array({e.id}));
-  EXPECT_EQ(cat->list_audit(100, "other").size(), 0u);
-  EXPECT_EQ(cat->list_audit(2).size(), 2u);
+  EXPECT_EQ(cat->audit().list(100, "other").size(), 0u);
+  EXPECT_EQ(cat->audit().list(2).size(), 2u);
 }
 
 TEST_F(CatalogTest, FailedWriteLeavesNoAuditRow) {
   auto d = make_doc("missing", "a.md");
-  EXPECT_THROW(cat->put_document(d, make_chunks({"x"}), who("document.add", "missing", d.id)),
+  EXPECT_THROW(cat->documents().put(ref(*cat, d.kb), d, make_chunks({"x"}),
+                                    who("document.add", "missing", d.id)),
                Error);
-  EXPECT_TRUE(cat->list_audit(10).empty());
+  EXPECT_TRUE(cat->audit().list(10).empty());
 }
 
 TEST_F(CatalogTest, ListDocumentsPaginatesById) {
-  cat->create_kb("k", "{}", who("kb.create", "k", "k"));
+  cat->kbs().create("k", "{}", who("kb.create", "k", "k"));
   std::vector<std::string> ids;
   for (int i = 0; i < 7; ++i) {
     auto d = make_doc("k", std::to_string(i) + ".md");
     ids.push_back(d.id);
-    cat->put_document(d, {}, who("document.add", "k", d.id));
+    cat->documents().put(ref(*cat, d.kb), d, {}, who("document.add", "k", d.id));
   }
   std::sort(ids.begin(), ids.end());
   std::vector<std::string> seen;
   std::string cursor;
   while (true) {
-    auto page = cat->list_documents("k", cursor, 3);
+    auto page = cat->documents().list(ref(*cat, "k"), cursor, 3);
     if (page.empty()) break;
     EXPECT_LE(page.size(), 3u);
     for (const auto& d : page) seen.push_back(d.id);
@@ -320,22 +332,23 @@ TEST_F(CatalogTest, ListDocumentsPaginatesById) {
 }
 
 TEST_F(CatalogTest, IntegrityCheckPassesAfterManyWrites) {
-  cat->create_kb("k", "{}", who("kb.create", "k", "k"));
+  cat->kbs().create("k", "{}", who("kb.create", "k", "k"));
   std::vector<DocumentRow> docs;
   for (int i = 0; i < 30; ++i) {
     auto d = make_doc("k", std::to_string(i) + ".md", json{{"i", i}}.dump());
-    cat->put_document(d, make_chunks({"alpha " + std::to_string(i), "beta"}),
-                      who("document.add", "k", d.id));
+    cat->documents().put(ref(*cat, d.kb), d, make_chunks({"alpha " + std::to_string(i), "beta"}),
+                         who("document.add", "k", d.id));
     docs.push_back(d);
   }
   for (int i = 0; i < 30; i += 3)
-    cat->put_document(docs[static_cast<std::size_t>(i)], make_chunks({"gamma"}),
-                      who("document.update", "k", docs[static_cast<std::size_t>(i)].id));
+    cat->documents().put(ref(*cat, docs[static_cast<std::size_t>(i)].kb),
+                         docs[static_cast<std::size_t>(i)], make_chunks({"gamma"}),
+                         who("document.update", "k", docs[static_cast<std::size_t>(i)].id));
   for (int i = 1; i < 30; i += 3)
-    cat->delete_document("k", docs[static_cast<std::size_t>(i)].id,
-                         who("document.delete", "k", ""));
-  cat->delete_where("k", core::parse_filter_text(R"({"i": {"$gte": 25}})"),
-                    who("document.delete_where", "k", ""));
+    cat->documents().remove(ref(*cat, "k"), docs[static_cast<std::size_t>(i)].id,
+                            who("document.delete", "k", ""));
+  cat->documents().remove_where(ref(*cat, "k"), core::parse_filter_text(R"({"i": {"$gte": 25}})"),
+                                who("document.delete_where", "k", ""));
   expect_integrity(*cat);
   EXPECT_EQ(search_ids(*cat, "k", "gamma").size(), 9u);  // 0,3,...,24 (27 deleted by delete_where)
 }

@@ -159,20 +159,22 @@ class FilterPushdownTest : public CatalogTest {
   std::map<std::string, json> docs;
 
   void populate(int n, std::uint64_t seed, bool with_chunks) {
-    cat->create_kb("k", "{}", who("kb.create", "k", "k"));
-    cat->create_kb("other", "{}", who("kb.create", "other", "other"));
+    cat->kbs().create("k", "{}", who("kb.create", "k", "k"));
+    cat->kbs().create("other", "{}", who("kb.create", "other", "other"));
     Rng r(seed);
     for (int i = 0; i < n; ++i) {
       json md = random_metadata(r);
       auto d = make_doc("k", "doc" + std::to_string(i) + ".md", md.dump());
-      cat->put_document(
-          d, with_chunks ? make_chunks({"quokka " + std::to_string(i)}) : std::vector<ChunkRow>{},
+      cat->documents().put(
+          ref(*cat, d.kb), d,
+          with_chunks ? make_chunks({"quokka " + std::to_string(i)}) : std::vector<ChunkRow>{},
           who("document.add", "k", d.id));
       docs[d.id] = md;
       // A twin in another KB with the same metadata must never show up.
       auto twin = make_doc("other", "doc" + std::to_string(i) + ".md", md.dump());
-      cat->put_document(twin, with_chunks ? make_chunks({"quokka"}) : std::vector<ChunkRow>{},
-                        who("document.add", "other", twin.id));
+      cat->documents().put(ref(*cat, twin.kb), twin,
+                           with_chunks ? make_chunks({"quokka"}) : std::vector<ChunkRow>{},
+                           who("document.add", "other", twin.id));
     }
   }
 };
@@ -186,9 +188,10 @@ TEST_F(FilterPushdownTest, ListDocumentsEqualsReferenceSemantics) {
     core::Filter f = core::parse_filter(fj);
     auto want = reference_ids(docs, f);
     std::vector<std::string> got;
-    for (const auto& d : cat->list_documents("k", "", 1000000, f)) got.push_back(d.id);
+    for (const auto& d : cat->documents().list(ref(*cat, "k"), "", 1000000, f)) got.push_back(d.id);
     ASSERT_EQ(got, want) << "filter #" << i << ": " << fj.dump();
-    EXPECT_EQ(cat->count_documents_matching("k", f), static_cast<std::int64_t>(want.size()))
+    EXPECT_EQ(cat->documents().count_matching(ref(*cat, "k"), f),
+              static_cast<std::int64_t>(want.size()))
         << fj.dump();
     if (!want.empty() && want.size() < docs.size()) ++informative;
   }
@@ -197,7 +200,7 @@ TEST_F(FilterPushdownTest, ListDocumentsEqualsReferenceSemantics) {
 }
 
 TEST_F(FilterPushdownTest, HandWrittenEdgeCasesEqualReferenceSemantics) {
-  cat->create_kb("k", "{}", who("kb.create", "k", "k"));
+  cat->kbs().create("k", "{}", who("kb.create", "k", "k"));
   const std::vector<std::string> metadata = {
       R"({})",
       R"({"n": 5})",
@@ -221,7 +224,7 @@ TEST_F(FilterPushdownTest, HandWrittenEdgeCasesEqualReferenceSemantics) {
   };
   for (std::size_t i = 0; i < metadata.size(); ++i) {
     auto d = make_doc("k", std::to_string(i) + ".md", metadata[i]);
-    cat->put_document(d, {}, who("document.add", "k", d.id));
+    cat->documents().put(ref(*cat, d.kb), d, {}, who("document.add", "k", d.id));
     docs[d.id] = json::parse(metadata[i]);
   }
   const std::vector<std::string> filters = {
@@ -260,7 +263,7 @@ TEST_F(FilterPushdownTest, HandWrittenEdgeCasesEqualReferenceSemantics) {
   for (const auto& text : filters) {
     core::Filter f = core::parse_filter_text(text);
     std::vector<std::string> got;
-    for (const auto& d : cat->list_documents("k", "", 1000, f)) got.push_back(d.id);
+    for (const auto& d : cat->documents().list(ref(*cat, "k"), "", 1000, f)) got.push_back(d.id);
     EXPECT_EQ(got, reference_ids(docs, f)) << text;
   }
 }
@@ -279,19 +282,20 @@ TEST_F(FilterPushdownTest, KeywordSearchFilterEqualsReferenceSemantics) {
 }
 
 TEST_F(FilterPushdownTest, FilteredKeywordSearchReturnsKHitsWhenKMatch) {
-  cat->create_kb("k", "{}", who("kb.create", "k", "k"));
+  cat->kbs().create("k", "{}", who("kb.create", "k", "k"));
   // 200 documents rank high for "ocelot" but are filtered out; 12 rank low and match.
   for (int i = 0; i < 200; ++i) {
     auto d = make_doc("k", "loud" + std::to_string(i) + ".md", R"({"keep": false})");
-    cat->put_document(d, make_chunks({"ocelot ocelot ocelot ocelot"}),
-                      who("document.add", "k", d.id));
+    cat->documents().put(ref(*cat, d.kb), d, make_chunks({"ocelot ocelot ocelot ocelot"}),
+                         who("document.add", "k", d.id));
   }
   std::set<std::string> keep;
   for (int i = 0; i < 12; ++i) {
     auto d = make_doc("k", "quiet" + std::to_string(i) + ".md", R"({"keep": true})");
     std::string long_text = "ocelot";
     for (int w = 0; w < 200; ++w) long_text += " filler" + std::to_string(w);
-    cat->put_document(d, make_chunks({long_text}), who("document.add", "k", d.id));
+    cat->documents().put(ref(*cat, d.kb), d, make_chunks({long_text}),
+                         who("document.add", "k", d.id));
     keep.insert(d.id);
   }
   auto f = core::parse_filter_text(R"({"keep": true})");
@@ -312,38 +316,40 @@ TEST_F(FilterPushdownTest, DeleteWhereRemovesExactlyTheMatchingDocuments) {
     json fj = random_filter(r, 0);
     core::Filter f = core::parse_filter(fj);
     auto want = reference_ids(docs, f);
-    auto got = cat->delete_where("k", f, who("document.delete_where", "k", fj.dump()));
+    auto got = cat->documents().remove_where(ref(*cat, "k"), f,
+                                             who("document.delete_where", "k", fj.dump()));
     std::sort(got.begin(), got.end());
     ASSERT_EQ(got, want) << fj.dump();
     for (const auto& id : got) {
       docs.erase(id);
-      EXPECT_TRUE(cat->chunks_of("k", id).empty());
+      EXPECT_TRUE(cat->documents().chunks_of(ref(*cat, "k"), id).empty());
     }
     total_deleted += got.size();
     std::vector<std::string> left;
-    for (const auto& d : cat->list_documents("k", "", 100000)) left.push_back(d.id);
+    for (const auto& d : cat->documents().list(ref(*cat, "k"), "", 100000)) left.push_back(d.id);
     std::vector<std::string> expect_left;
     for (const auto& [id, md] : docs) expect_left.push_back(id);
     ASSERT_EQ(left, expect_left);
   }
   EXPECT_GT(total_deleted, 0u);
   auto found = search_ids(*cat, "k", "quokka", 1000);
-  EXPECT_EQ(found.size(), docs.size());              // the index forgot every deleted chunk
-  EXPECT_EQ(cat->kb_stats("other").documents, 150);  // the twin KB is untouched
+  EXPECT_EQ(found.size(), docs.size());  // the index forgot every deleted chunk
+  EXPECT_EQ(cat->kbs().stats(ref(*cat, "other")).documents, 150);  // the twin KB is untouched
   expect_integrity(*cat);
 }
 
 TEST_F(FilterPushdownTest, DeleteWhereRefusesAnEmptyFilter) {
-  cat->create_kb("k", "{}", who("kb.create", "k", "k"));
+  cat->kbs().create("k", "{}", who("kb.create", "k", "k"));
   auto d = make_doc("k", "a.md");
-  cat->put_document(d, {}, who("document.add", "k", d.id));
+  cat->documents().put(ref(*cat, d.kb), d, {}, who("document.add", "k", d.id));
   try {
-    cat->delete_where("k", core::Filter{}, who("document.delete_where", "k", ""));
+    cat->documents().remove_where(ref(*cat, "k"), core::Filter{},
+                                  who("document.delete_where", "k", ""));
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Code::invalid_argument);
   }
-  EXPECT_EQ(cat->kb_stats("k").documents, 1);
+  EXPECT_EQ(cat->kbs().stats(ref(*cat, "k")).documents, 1);
 }
 
 }  // namespace

@@ -13,7 +13,7 @@ class MemoryIndexTest : public ::testing::Test {
  protected:
   void SetUp() override {
     cat_ = Catalog::open((dir_ / "catalog.db").string());
-    cat_->create_kb("kb", "{}", who("kb.create", "kb"));
+    cat_->kbs().create("kb", "{}", who("kb.create", "kb"));
     std::mt19937 rng(7);
     // Zipf-ish vocabulary with inflections the porter stemmer folds (cell/cells/celled).
     const std::vector<std::string> words = {
@@ -34,7 +34,7 @@ class MemoryIndexTest : public ::testing::Test {
       }
       auto doc = make_doc("kb", "doc" + std::to_string(d) + ".md");
       doc.title = words[pick(rng)] + " " + words[pick(rng)];
-      cat_->put_document(doc, make_chunks(texts), who("document.add", "kb"));
+      cat_->documents().put(ref(*cat_, doc.kb), doc, make_chunks(texts), who("document.add", "kb"));
     }
     words_ = words;
   }
@@ -45,12 +45,13 @@ class MemoryIndexTest : public ::testing::Test {
     q.match = search::safe_match_expression(query);
     q.params = p;
     q.limit = limit;
-    cat_->set_memory_index_enabled(false);
-    auto fts = cat_->keyword_search("kb", q);
-    cat_->set_memory_index_enabled(true);
+    cat_->keyword().set_memory_index_enabled(false);
+    auto fts = cat_->keyword().search(ref(*cat_, "kb"), q);
+    cat_->keyword().set_memory_index_enabled(true);
     auto terms = search::query_terms(query);
     std::optional<std::vector<KeywordRow>> mem;
-    for (int i = 0; i < 2 && !mem; ++i) mem = cat_->keyword_search_cached("kb", terms, limit, p);
+    for (int i = 0; i < 2 && !mem; ++i)
+      mem = cat_->keyword().search_cached(ref(*cat_, "kb"), terms, limit, p);
     ASSERT_TRUE(mem.has_value()) << query;
     ASSERT_EQ(fts.size(), mem->size()) << query;
     for (std::size_t i = 0; i < fts.size(); ++i) {
@@ -90,13 +91,14 @@ TEST_F(MemoryIndexTest, RepeatedWordsWeighAsRepeatedPhrases) {
 
 TEST_F(MemoryIndexTest, IsNotBuiltForAOneShotQueryAndFollowsWrites) {
   auto terms = search::query_terms("zebrafish");
-  EXPECT_FALSE(cat_->keyword_search_cached("kb", terms, 10, {}).has_value());  // first query
-  auto hits = cat_->keyword_search_cached("kb", terms, 10, {});
+  EXPECT_FALSE(
+      cat_->keyword().search_cached(ref(*cat_, "kb"), terms, 10, {}).has_value());  // first query
+  auto hits = cat_->keyword().search_cached(ref(*cat_, "kb"), terms, 10, {});
   ASSERT_TRUE(hits.has_value());
   EXPECT_TRUE(hits->empty());
-  cat_->put_document(make_doc("kb", "zebra.md"), make_chunks({"zebrafish embryos"}),
-                     who("document.add", "kb"));
-  hits = cat_->keyword_search_cached("kb", terms, 10, {});
+  cat_->documents().put(ref(*cat_, "kb"), make_doc("kb", "zebra.md"),
+                        make_chunks({"zebrafish embryos"}), who("document.add", "kb"));
+  hits = cat_->keyword().search_cached(ref(*cat_, "kb"), terms, 10, {});
   ASSERT_TRUE(hits.has_value());
   EXPECT_EQ(hits->size(), 1u) << "a write must invalidate the in-memory copy";
 }
@@ -104,8 +106,8 @@ TEST_F(MemoryIndexTest, IsNotBuiltForAOneShotQueryAndFollowsWrites) {
 TEST_F(MemoryIndexTest, AWordTheTokenizerSplitsGoesToFts5) {
   // "a∑b" is one query word to Quarry but a two-token phrase to the index tokenizer.
   auto terms = std::vector<std::string>{"cell∑protein"};
-  cat_->keyword_search_cached("kb", {"cell"}, 10, {});
-  EXPECT_FALSE(cat_->keyword_search_cached("kb", terms, 10, {}).has_value());
+  cat_->keyword().search_cached(ref(*cat_, "kb"), {"cell"}, 10, {});
+  EXPECT_FALSE(cat_->keyword().search_cached(ref(*cat_, "kb"), terms, 10, {}).has_value());
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "catalog/sqlite.h"
+#include "catalog/sqlite/sqlite.h"
 #include "quarry/error.h"
 #include "test_util.h"
 

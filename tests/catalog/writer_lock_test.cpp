@@ -152,7 +152,7 @@ TEST(WriterLock, MissingDirectoryIsAnIoError) {
 }
 
 TEST_F(CatalogTest, CatalogStaysIntactAfterAKilledWriter) {
-  cat->create_kb("k", "{}", who("kb.create", "k", "k"));
+  cat->kbs().create("k", "{}", who("kb.create", "k", "k"));
   pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
@@ -162,8 +162,8 @@ TEST_F(CatalogTest, CatalogStaysIntactAfterAKilledWriter) {
       WriterLock lock(dir.path().string(), 1000);
       for (int i = 0;; ++i) {
         auto d = make_doc("k", "child" + std::to_string(i) + ".md");
-        c->put_document(d, make_chunks({"child text", "more text"}),
-                        who("document.add", "k", d.id));
+        c->documents().put(ref(*c, d.kb), d, make_chunks({"child text", "more text"}),
+                           who("document.add", "k", d.id));
       }
     } catch (...) {
       _exit(kOtherError);
@@ -178,9 +178,11 @@ TEST_F(CatalogTest, CatalogStaysIntactAfterAKilledWriter) {
   EXPECT_NO_THROW(WriterLock again(dir.path().string(), 1000));
   auto reopened = Catalog::open(path);
   expect_integrity(*reopened);
-  auto docs = reopened->list_documents("k", "", 1000000);
-  for (const auto& d : docs) EXPECT_EQ(reopened->chunks_of("k", d.id).size(), 2u);
-  EXPECT_EQ(static_cast<std::size_t>(reopened->kb_stats("k").chunks), docs.size() * 2);
+  auto docs = reopened->documents().list(ref(*reopened, "k"), "", 1000000);
+  for (const auto& d : docs)
+    EXPECT_EQ(reopened->documents().chunks_of(ref(*reopened, "k"), d.id).size(), 2u);
+  EXPECT_EQ(static_cast<std::size_t>(reopened->kbs().stats(ref(*reopened, "k")).chunks),
+            docs.size() * 2);
   EXPECT_EQ(search_ids(*reopened, "k", "child", 1000000).size(), docs.size());
   EXPECT_GT(docs.size(), 0u);
 }

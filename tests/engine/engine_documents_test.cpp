@@ -157,7 +157,7 @@ TEST_F(EngineTest, DeleteDocumentRemovesFilesAndHits) {
   EXPECT_EQ(hit_docs("k", "capybara"), std::vector<std::string>{b.doc_id});
   EXPECT_EQ(code_of([&] { engine->get_document("k", a.doc_id); }), Code::not_found);
   EXPECT_EQ(code_of([&] { engine->delete_document("k", a.doc_id); }), Code::not_found);
-  EXPECT_TRUE(catalog()->chunks_of("k", a.doc_id).empty());
+  EXPECT_TRUE(catalog()->documents().chunks_of(ref(*catalog(), "k"), a.doc_id).empty());
   GrepRequest g;
   g.kb = "k";
   g.pattern = "largest living rodent";
@@ -235,7 +235,7 @@ TEST_F(EngineTest, HitOffsetsPointAtTheChunkBytesInTheMarkdownFile) {
     EXPECT_FALSE(hits.empty()) << q;
     for (const auto& h : hits) {
       std::string file = read_file(md_file("k", h.doc_id));
-      auto chunks = cat->chunks_of("k", h.doc_id);
+      auto chunks = cat->documents().chunks_of(ref(*cat, "k"), h.doc_id);
       auto it = std::find_if(chunks.begin(), chunks.end(),
                              [&](const catalog::ChunkRow& c) { return c.chunk_id == h.chunk_id; });
       ASSERT_NE(it, chunks.end()) << "hit chunk " << h.chunk_id << " not in the catalog";
@@ -259,7 +259,7 @@ TEST_F(EngineTest, HitOffsetsPointAtTheChunkBytesInTheMarkdownFile) {
   // Every chunk of every document, hit or not, satisfies the same invariant.
   for (const auto& d : all_documents("k")) {
     std::string file = read_file(md_file("k", d.id));
-    auto chunks = cat->chunks_of("k", d.id);
+    auto chunks = cat->documents().chunks_of(ref(*cat, "k"), d.id);
     EXPECT_EQ(static_cast<std::int64_t>(chunks.size()), d.chunk_count);
     for (const auto& c : chunks)
       EXPECT_EQ(file.substr(static_cast<std::size_t>(c.offset), static_cast<std::size_t>(c.length)),
@@ -277,7 +277,7 @@ TEST_F(EngineTest, OffsetsStayExactAfterEditAndRechunk) {
   engine->set_kb("k", {{"chunking.max_tokens", "32"}});
   auto cat = catalog();
   std::string file = read_file(md_file("k", item.doc_id));
-  auto chunks = cat->chunks_of("k", item.doc_id);
+  auto chunks = cat->documents().chunks_of(ref(*cat, "k"), item.doc_id);
   ASSERT_GT(chunks.size(), 3u);
   for (const auto& c : chunks)
     EXPECT_EQ(file.substr(static_cast<std::size_t>(c.offset), static_cast<std::size_t>(c.length)),

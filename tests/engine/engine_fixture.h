@@ -23,6 +23,11 @@ namespace fs = std::filesystem;
 // The code of the quarry::Error `fn` throws, or Code::ok when it throws none.
 using quarry::testing::code_of;
 
+// A KB of `c` by name, as a request resolves it.
+inline catalog::KbRef ref(const catalog::Catalog& c, const std::string& kb) {
+  return c.kbs().get(kb).ref();
+}
+
 class EngineTest : public ::testing::Test {
  protected:
   quarry::testing::TempDir dir;

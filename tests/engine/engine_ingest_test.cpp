@@ -119,7 +119,7 @@ TEST_F(SubjectTest, DeleteWhereForgetsEverythingOfOneSubject) {
   for (const auto& id : c1_ids) {
     EXPECT_FALSE(fs::exists(md_file("crm", id)));
     EXPECT_FALSE(fs::exists(raw_file("crm", id, "md")));
-    EXPECT_TRUE(cat->chunks_of("crm", id).empty());
+    EXPECT_TRUE(cat->documents().chunks_of(ref(*cat, "crm"), id).empty());
     EXPECT_EQ(code_of([&] { engine->get_document("crm", id); }), Code::not_found);
   }
   auto hits = hit_docs("crm", "gerbil confidential");
@@ -379,7 +379,9 @@ TEST_F(EngineTest, ChangingChunkingRechunksEveryDocument) {
   EXPECT_GT(after, before);
   EXPECT_EQ(info.config.chunking.effective_max_tokens(), 64);
   EXPECT_EQ(info.chunks, after + engine->get_document("k", b.doc_id).chunk_count);
-  EXPECT_EQ(static_cast<std::int64_t>(catalog()->chunks_of("k", a.doc_id).size()), after);
+  EXPECT_EQ(static_cast<std::int64_t>(
+                catalog()->documents().chunks_of(ref(*catalog(), "k"), a.doc_id).size()),
+            after);
   // profile none: one chunk per document
   info = engine->set_kb("k", {{"chunking.profile", "none"}});
   EXPECT_EQ(engine->get_document("k", a.doc_id).chunk_count, 1);
@@ -429,7 +431,7 @@ TEST_F(EngineTest, WritesAreAuditedWithActorAndSurface) {
   auto item = add("k", "a.md", "# A\n\nx y z\n");
   engine->edit_document("k", item.doc_id, "# A\n\nchanged\n");
   engine->delete_document("k", item.doc_id);
-  auto rows = catalog()->list_audit(100, "k");
+  auto rows = catalog()->audit().list(100, "k");
   std::vector<std::string> actions;
   for (auto it = rows.rbegin(); it != rows.rend(); ++it) {
     actions.push_back(it->action);
@@ -511,7 +513,8 @@ TEST_F(EngineTest, RefusedRechunkLeavesConfigAndChunksUnchanged) {
   const auto big_chunks = engine->get_document("k", big.doc_id).chunk_count;
   const auto small_chunk_ids = [&] {
     std::vector<std::string> ids;
-    for (const auto& c : catalog()->chunks_of("k", other.doc_id)) ids.push_back(c.chunk_id);
+    for (const auto& c : catalog()->documents().chunks_of(ref(*catalog(), "k"), other.doc_id))
+      ids.push_back(c.chunk_id);
     return ids;
   }();
   // 300 words in windows of 16 tokens need far more than 6 chunks.
@@ -527,7 +530,8 @@ TEST_F(EngineTest, RefusedRechunkLeavesConfigAndChunksUnchanged) {
   EXPECT_FALSE(info.config.chunking.max_tokens.has_value()) << info.config_json;
   EXPECT_EQ(engine->get_document("k", big.doc_id).chunk_count, big_chunks);
   std::vector<std::string> after_ids;
-  for (const auto& c : catalog()->chunks_of("k", other.doc_id)) after_ids.push_back(c.chunk_id);
+  for (const auto& c : catalog()->documents().chunks_of(ref(*catalog(), "k"), other.doc_id))
+    after_ids.push_back(c.chunk_id);
   // Documents are as they were before the refused change (re-chunked under the old settings at
   // most, never left under the new ones).
   EXPECT_EQ(after_ids.size(), small_chunk_ids.size());

@@ -96,7 +96,7 @@ class Lifecycle : public EngineTest {
   }
   std::vector<catalog::AuditRow> events() {
     std::vector<catalog::AuditRow> out;
-    for (auto& a : catalog()->list_audit(1000, "k"))
+    for (auto& a : catalog()->audit().list(1000, "k"))
       if (a.action.rfind("reembed_", 0) == 0) out.push_back(a);
     return out;
   }
@@ -243,7 +243,7 @@ TEST_F(Lifecycle, BlueGreenChunkingSwapsChunksAtTheCutOver) {
   std::string id = add("doc.md", md);
   engine->reindex("k", {});
   ASSERT_EQ(engine->get_document("k", id).chunk_count, 3);
-  const auto old_chunks = catalog()->chunks_of("k", id);
+  const auto old_chunks = catalog()->documents().chunks_of(ref(*catalog(), "k"), id);
 
   engine->set_kb("k", {{"chunking.max_tokens", "512"}, {"chunking.profile", "none"}});
   auto info = engine->describe_kb("k");
@@ -265,8 +265,8 @@ TEST_F(Lifecycle, BlueGreenChunkingSwapsChunksAtTheCutOver) {
 
   // A document added during the build is chunked like the others and built in both.
   std::string late = add("late.md", "# Late\n\nlate arrival");
-  EXPECT_EQ(catalog()->find_document("k", late)->chunking,
-            catalog()->revision_in_state("k", "serving")->config_revision);
+  EXPECT_EQ(catalog()->documents().find(ref(*catalog(), "k"), late)->chunking,
+            catalog()->revisions().in_state(ref(*catalog(), "k"), "serving")->config_revision);
 
   auto r = engine->reindex("k", {});
   EXPECT_TRUE(r.cut_over);
@@ -278,7 +278,7 @@ TEST_F(Lifecycle, BlueGreenChunkingSwapsChunksAtTheCutOver) {
   auto doc = engine->get_document("k", id);
   EXPECT_EQ(doc.chunk_count, 1);
   EXPECT_EQ(info.vectors.stored, 2);
-  auto now = catalog()->chunks_of("k", id);
+  auto now = catalog()->documents().chunks_of(ref(*catalog(), "k"), id);
   ASSERT_EQ(now.size(), 1u);
   // Offsets point into the Markdown file, as always.
   std::string file = quarry::testing::read_file(md_file("k", id).string());
@@ -395,16 +395,17 @@ TEST_F(Lifecycle, PendingDocumentsPageOnFromACursorNewestFirst) {
     ids.push_back(add("d" + std::to_string(i) + ".md", "# D\n\nnumber " + std::to_string(i)));
   const std::string rev = engine->describe_kb("k").revision;
   auto cat = catalog();
-  auto all = cat->pending_documents("k", rev, 10);
+  auto all = cat->revisions().pending(ref(*cat, "k"), rev, 10);
   ASSERT_EQ(all.size(), 5u);
   for (int i = 0; i < 5; ++i) EXPECT_EQ(all[i].doc_id, ids[4 - i]);  // newest first
-  auto next = cat->pending_documents("k", rev, 2, &all[1]);          // the page after the first two
+  auto next =
+      cat->revisions().pending(ref(*cat, "k"), rev, 2, &all[1]);  // the page after the first two
   ASSERT_EQ(next.size(), 2u);
   EXPECT_EQ(next[0].doc_id, ids[2]);
   EXPECT_EQ(next[1].doc_id, ids[1]);
-  EXPECT_TRUE(cat->pending_documents("k", rev, 10, &all[4]).empty());
+  EXPECT_TRUE(cat->revisions().pending(ref(*cat, "k"), rev, 10, &all[4]).empty());
   // Only what was written since a moment: here the newest document's own.
-  auto since = cat->pending_documents("k", rev, 10, nullptr, all[0].updated_at);
+  auto since = cat->revisions().pending(ref(*cat, "k"), rev, 10, nullptr, all[0].updated_at);
   ASSERT_FALSE(since.empty());
   EXPECT_EQ(since[0].doc_id, ids[4]);
   for (const auto& d : since) EXPECT_GE(d.updated_at, all[0].updated_at);
@@ -449,7 +450,7 @@ TEST_F(Lifecycle, DeletingADocumentForgetsItsVectorsAndCoordinates) {
   add("b.md", "# B\n\nbread");
   engine->reindex("k", {});
   engine->delete_document("k", a);
-  EXPECT_TRUE(catalog()->coordinates_of("k", a).empty());
+  EXPECT_TRUE(catalog()->revisions().coordinates_of(ref(*catalog(), "k"), a).empty());
   EXPECT_EQ(engine->describe_kb("k").vectors.stored, 1);
   for (const auto& h : vector_search("rocket orbit").hits) EXPECT_NE(h.doc_id, a);
 }

@@ -52,7 +52,7 @@ class ModelChunking : public EngineTest {
   // model's length, so the model never cuts one short. Returns the number of chunks.
   std::size_t expect_chunks_fit(const std::string& kb, const std::string& doc) {
     const auto tokens = model->model_tokenizer();
-    auto chunks = catalog()->chunks_of(kb, doc);
+    auto chunks = catalog()->documents().chunks_of(ref(*catalog(), kb), doc);
     for (const auto& c : chunks) {
       EXPECT_LE(tokens.tokenizer->count(c.text), tokens.max_tokens) << c.text;
       EXPECT_LT(embed::bert_token_ids(*model, c.text, false).size(),
@@ -79,7 +79,7 @@ TEST_F(ModelChunking, ChunksAreCutInTheModelsTokensWithinItsInput) {
   // The chunking revision names the tokenizer: it is not the approximation's.
   const KbInfo info = engine->describe_kb("b");
   EXPECT_NE(info.config_revision, core::config_revision(info.config));
-  EXPECT_EQ(catalog()->find_document("b", doc)->chunking, info.config_revision);
+  EXPECT_EQ(catalog()->documents().find(ref(*catalog(), "b"), doc)->chunking, info.config_revision);
   // So does the vector revision: vectors of chunks cut another way are another revision.
   EXPECT_EQ(info.revision, core::revision(info.config, model->identity(),
                                           embed::chunking_key(model->model_tokenizer())));
@@ -101,28 +101,31 @@ TEST_F(ModelChunking, ChunksAreCutInTheModelsTokensWithinItsInput) {
   // A setting outside the revision changes nothing: no re-cut, nothing to embed.
   engine->set_kb("b", {{"limits.max_upload_bytes", "1000000"}});
   EXPECT_EQ(engine->reindex("b", {}).documents, 0);
-  EXPECT_EQ(catalog()->chunks_of("b", doc).size(), edited);
-  EXPECT_EQ(catalog()->find_document("b", doc)->chunking, engine->describe_kb("b").config_revision);
+  EXPECT_EQ(catalog()->documents().chunks_of(ref(*catalog(), "b"), doc).size(), edited);
+  EXPECT_EQ(catalog()->documents().find(ref(*catalog(), "b"), doc)->chunking,
+            engine->describe_kb("b").config_revision);
   EXPECT_EQ(engine->get_document("b", doc).index_status.vector, "ready");
 }
 
 TEST_F(ModelChunking, SwitchingToTheModelRecutsTheDocuments) {
   engine->create_kb("k", json{{"embedder", "hash:64"}, {"chunking", {{"max_tokens", 512}}}}.dump());
   const std::string doc = add("k", "pumps.md", long_document()).doc_id;
-  ASSERT_EQ(catalog()->chunks_of("k", doc).size(), 1u);  // approximate tokens: it fits whole
+  ASSERT_EQ(catalog()->documents().chunks_of(ref(*catalog(), "k"), doc).size(),
+            1u);  // approximate tokens: it fits whole
   EXPECT_EQ(engine->describe_kb("k").chunk_tokenizer, "approx-wordpiece-v1");
   EXPECT_EQ(engine->describe_kb("k").chunk_max_tokens, 512);
   EXPECT_EQ(engine->reindex("k", {}).documents, 1);
 
   engine->set_kb("k", {{"embedder.provider", spec()}});
   EXPECT_EQ(engine->describe_kb("k").index_status.vector, "stale");  // blue-green: hash serves
-  EXPECT_EQ(catalog()->chunks_of("k", doc).size(), 1u);
+  EXPECT_EQ(catalog()->documents().chunks_of(ref(*catalog(), "k"), doc).size(), 1u);
   auto sweep = engine->reindex("k", {});
   EXPECT_TRUE(sweep.cut_over);
   EXPECT_EQ(engine->describe_kb("k").index_status.vector, "ready");
   EXPECT_GT(expect_chunks_fit("k", doc), 10u);
   EXPECT_EQ(engine->describe_kb("k").chunk_max_tokens, kMaxPositions - 2);
-  EXPECT_EQ(catalog()->find_document("k", doc)->chunking, engine->describe_kb("k").config_revision);
+  EXPECT_EQ(catalog()->documents().find(ref(*catalog(), "k"), doc)->chunking,
+            engine->describe_kb("k").config_revision);
 }
 
 // A serving snapshot and the current config that differ in chunking only use one provider (one

@@ -112,7 +112,7 @@ class PumpHttp : public ::testing::Test {
     }
     return Code::ok;
   }
-  catalog::PumpUseCaseRow row() { return *cat_->find_pump_use_case("notes"); }
+  catalog::PumpUseCaseRow row() { return *cat_->pump().find("notes"); }
 
   WebhookApp app_;
   quarry::testing::TempDir data_;

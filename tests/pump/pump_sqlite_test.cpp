@@ -38,7 +38,7 @@ class PumpSqlite : public ::testing::Test {
   DeployReport deploy(const std::string& embedder = "hash:64") {
     return pump_->deploy(apps().string(), embedder, catalog::AuditEntry{});
   }
-  catalog::PumpUseCaseRow row(const std::string& name) { return *cat_->find_pump_use_case(name); }
+  catalog::PumpUseCaseRow row(const std::string& name) { return *cat_->pump().find(name); }
   Code run_error(const std::string& name) {
     try {
       pump_->run(name);
@@ -127,7 +127,7 @@ TEST_F(PumpSqlite, DeployKeepsRunStateDropsRemovedFilesAndNeverTouchesTheApp) {
   write("notes", use_case(7));
   auto rep = deploy();
   EXPECT_EQ(rep.removed, std::vector<std::string>{"other"});
-  EXPECT_FALSE(cat_->find_pump_use_case("other"));
+  EXPECT_FALSE(cat_->pump().find("other"));
   EXPECT_EQ(row("notes").last_run_at, ran);
   EXPECT_EQ(json::parse(row("notes").config_json)["batch_size"], 7);
   EXPECT_EQ(app_->count(), 3);
@@ -144,7 +144,7 @@ TEST_F(PumpSqlite, DeployKeepsRunStateDropsRemovedFilesAndNeverTouchesTheApp) {
     EXPECT_NE(e.message().find("broken.json"), std::string::npos) << e.message();
     EXPECT_NE(e.message().find("batchsize"), std::string::npos) << e.message();
   }
-  EXPECT_FALSE(cat_->find_pump_use_case("broken"));
+  EXPECT_FALSE(cat_->pump().find("broken"));
   EXPECT_EQ(json::parse(row("notes").config_json)["batch_size"], 7);
 }
 
@@ -288,20 +288,20 @@ TEST_F(PumpSqlite, OneRunAtATimeAndNoTriggerIsLost) {
   write("notes", use_case(10));
   deploy();
   const auto now = core::now_ms();
-  ASSERT_TRUE(cat_->claim_pump_lease("notes", "another-process", now, now - kLeaseStaleMs));
+  ASSERT_TRUE(cat_->pump().claim_lease("notes", "another-process", now, now - kLeaseStaleMs));
   auto r = pump_->run("notes");
   EXPECT_EQ(r.status, "already_running");
   EXPECT_EQ(app_->count(), 0);
   EXPECT_TRUE(row("notes").pending);  // the trigger waits for the running run's end
   catalog::PumpRunEnd end;
-  ASSERT_TRUE(cat_->finish_pump_run("notes", "another-process", end));
+  ASSERT_TRUE(cat_->pump().finish_run("notes", "another-process", end));
   EXPECT_TRUE(row("notes").pending);  // still queued after that run ended
 
   // A lease older than 30 minutes belongs to a crashed run: reclaimed.
-  ASSERT_TRUE(cat_->claim_pump_lease("notes", "crashed", now - kLeaseStaleMs - 1000,
-                                     now - 2 * kLeaseStaleMs));
+  ASSERT_TRUE(cat_->pump().claim_lease("notes", "crashed", now - kLeaseStaleMs - 1000,
+                                       now - 2 * kLeaseStaleMs));
   EXPECT_EQ(pump_->run("notes").processed, 3);
-  EXPECT_FALSE(cat_->finish_pump_run("notes", "crashed", end));  // its lease is gone
+  EXPECT_FALSE(cat_->pump().finish_run("notes", "crashed", end));  // its lease is gone
 
   // A lease whose process died on this machine is taken over at once; a live one is not.
   char host[256] = {0};
@@ -311,10 +311,10 @@ TEST_F(PumpSqlite, OneRunAtATimeAndNoTriggerIsLost) {
   waitpid(child, nullptr, 0);
   app_->exec("DELETE FROM note_chunks WHERE note_id = 2");
   const std::string dead = std::string(host) + ":" + std::to_string(child) + ":ab";
-  ASSERT_TRUE(cat_->claim_pump_lease("notes", dead, core::now_ms(), 0));
+  ASSERT_TRUE(cat_->pump().claim_lease("notes", dead, core::now_ms(), 0));
   EXPECT_EQ(pump_->run("notes").processed, 1);
   const std::string alive = std::string(host) + ":" + std::to_string(getpid()) + ":cd";
-  ASSERT_TRUE(cat_->claim_pump_lease("notes", alive, core::now_ms(), 0));
+  ASSERT_TRUE(cat_->pump().claim_lease("notes", alive, core::now_ms(), 0));
   EXPECT_EQ(pump_->run("notes").status, "already_running");
 }
 

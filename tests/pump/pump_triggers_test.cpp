@@ -98,12 +98,12 @@ class PumpTriggers : public ::testing::Test {
     quarry::testing::write_file(apps() / (name + ".json"), j.dump(2));
   }
   void deploy() { pump_->deploy(apps().string(), "hash:64", catalog::AuditEntry{}); }
-  catalog::PumpUseCaseRow row(const std::string& name) { return *cat_->find_pump_use_case(name); }
+  catalog::PumpUseCaseRow row(const std::string& name) { return *cat_->pump().find(name); }
   // Takes the deploy's trigger off a use case, as a finished run would.
   void settle(const std::string& name) {
     const auto now = core::now_ms();
-    ASSERT_TRUE(cat_->claim_pump_lease(name, "test", now, now - kLeaseStaleMs));
-    ASSERT_TRUE(cat_->finish_pump_run(name, "test", catalog::PumpRunEnd{}));
+    ASSERT_TRUE(cat_->pump().claim_lease(name, "test", now, now - kLeaseStaleMs));
+    ASSERT_TRUE(cat_->pump().finish_run(name, "test", catalog::PumpRunEnd{}));
   }
   template <class Pred>
   bool eventually(Pred p, int ms = 20000) {
@@ -152,30 +152,30 @@ TEST_F(PumpTriggers, TriggersGiveAParkedUseCaseOneMoreAttemptAndKeepABackoff) {
   const auto now = core::now_ms();
 
   // Backing off: a trigger queues nothing sooner than the retry.
-  ASSERT_TRUE(cat_->claim_pump_lease("notes", "test", now, now - kLeaseStaleMs));
+  ASSERT_TRUE(cat_->pump().claim_lease("notes", "test", now, now - kLeaseStaleMs));
   catalog::PumpRunEnd failed;
   failed.attempts = 2;
   failed.repoke = true;
   failed.next_run_at = now + 40000;
-  ASSERT_TRUE(cat_->finish_pump_run("notes", "test", failed));
+  ASSERT_TRUE(cat_->pump().finish_run("notes", "test", failed));
   EXPECT_EQ(pump_->event("go").size(), 1u);
   EXPECT_EQ(row("notes").next_run_at, now + 40000);
   EXPECT_TRUE(pump_->due(now).empty());
   EXPECT_EQ(pump_->due(now + 40000), std::vector<std::string>{"notes"});
 
   // Parked: the next trigger makes it due now.
-  ASSERT_TRUE(cat_->claim_pump_lease("notes", "test", now, now - kLeaseStaleMs));
+  ASSERT_TRUE(cat_->pump().claim_lease("notes", "test", now, now - kLeaseStaleMs));
   catalog::PumpRunEnd parked;
   parked.attempts = 5;
   parked.parked = true;
-  ASSERT_TRUE(cat_->finish_pump_run("notes", "test", parked));
+  ASSERT_TRUE(cat_->pump().finish_run("notes", "test", parked));
   EXPECT_TRUE(pump_->due(core::now_ms()).empty());
   pump_->trigger("notes");
   EXPECT_EQ(pump_->due(core::now_ms()), std::vector<std::string>{"notes"});
 
   // A use case whose lease a live run holds is not due, whatever is queued.
-  ASSERT_TRUE(cat_->claim_pump_lease("notes", "other-host:1:x", core::now_ms(),
-                                     core::now_ms() - kLeaseStaleMs));
+  ASSERT_TRUE(cat_->pump().claim_lease("notes", "other-host:1:x", core::now_ms(),
+                                       core::now_ms() - kLeaseStaleMs));
   pump_->trigger("notes");
   EXPECT_TRUE(pump_->due(core::now_ms()).empty());
 }

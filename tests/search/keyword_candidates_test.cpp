@@ -17,7 +17,7 @@ class KeywordCandidatesTest : public ::testing::Test {
  protected:
   void SetUp() override {
     cat_ = catalog::Catalog::open((dir_ / "catalog.db").string());
-    cat_->create_kb("kb", "{}", who("kb.create", "kb"));
+    cat_->kbs().create("kb", "{}", who("kb.create", "kb"));
     std::mt19937 rng(3);
     for (int d = 0; d < 60; ++d) {
       std::vector<std::string> texts;
@@ -34,18 +34,18 @@ class KeywordCandidatesTest : public ::testing::Test {
         for (auto& c : rows) c.parent_chunk = "section-" + std::to_string(d);
       auto doc = make_doc("kb", "doc" + std::to_string(d) + ".md",
                           d % 2 ? R"({"team": "a"})" : R"({"team": "b"})");
-      cat_->put_document(doc, rows, who("document.add", "kb"));
+      cat_->documents().put(ref(*cat_, doc.kb), doc, rows, who("document.add", "kb"));
     }
   }
 
   void expect_same(const std::string& query, const std::string& filter_json = "") {
     const core::Filter filter = core::parse_filter_text(filter_json);
     for (bool memory : {false, true}) {
-      cat_->set_memory_index_enabled(memory);
+      cat_->keyword().set_memory_index_enabled(memory);
       // The in-memory copy is built on a KB's second query: ask twice.
-      keyword_candidates(*cat_, "kb", query, filter, 20, false);
-      auto bare = keyword_candidates(*cat_, "kb", query, filter, 20, false);
-      auto full = keyword_search(*cat_, "kb", query, filter, 20, 0, false);
+      keyword_candidates(*cat_, ref(*cat_, "kb"), query, filter, 20, false);
+      auto bare = keyword_candidates(*cat_, ref(*cat_, "kb"), query, filter, 20, false);
+      auto full = keyword_search(*cat_, ref(*cat_, "kb"), query, filter, 20, 0, false);
       const std::string where = query + (memory ? " (memory)" : " (fts5)") + filter_json;
       ASSERT_EQ(bare.size(), full.size()) << where;
       std::set<std::string> sections;
@@ -90,20 +90,21 @@ TEST_F(KeywordCandidatesTest, CollapseTheWindowsOfOneSection) {
   // Every word is in most documents, so sections with several windows match more than once.
   std::string all;
   for (const auto& w : words_) all += w + " ";
-  auto bare = keyword_candidates(*cat_, "kb", all, {}, 100, false);
+  auto bare = keyword_candidates(*cat_, ref(*cat_, "kb"), all, {}, 100, false);
   std::set<std::string> sections;
   for (const auto& h : bare)
     if (h.parent_chunk) {
       EXPECT_TRUE(sections.insert(*h.parent_chunk).second) << *h.parent_chunk;
     }
   EXPECT_GE(sections.size(), 10u);
-  EXPECT_EQ(keyword_search(*cat_, "kb", all, {}, 100, 0, false).size(), bare.size());
+  EXPECT_EQ(keyword_search(*cat_, ref(*cat_, "kb"), all, {}, 100, 0, false).size(), bare.size());
 }
 
 TEST_F(KeywordCandidatesTest, AQueryWithoutWordsHasNoCandidatesButAnUnknownKbIsAnError) {
-  EXPECT_TRUE(keyword_candidates(*cat_, "kb", "!!! ???", {}, 10, false).empty());
-  EXPECT_THROW(keyword_candidates(*cat_, "nope", "!!!", {}, 10, false), Error);
-  EXPECT_THROW(keyword_candidates(*cat_, "kb", "kinase", {}, 0, false), Error);
+  EXPECT_TRUE(keyword_candidates(*cat_, ref(*cat_, "kb"), "!!! ???", {}, 10, false).empty());
+  // The KB is resolved once per request, before any search: an unknown one fails there.
+  EXPECT_THROW(ref(*cat_, "nope"), Error);
+  EXPECT_THROW(keyword_candidates(*cat_, ref(*cat_, "kb"), "kinase", {}, 0, false), Error);
 }
 
 }  // namespace

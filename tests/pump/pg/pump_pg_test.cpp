@@ -172,7 +172,7 @@ TEST_F(PumpPg, ADatabaseWithoutPgvectorParksAtDeployAndSpendsNothing) {
   auto rep = deploy();
   ASSERT_EQ(rep.parked.count("needs_vector"), 1u);
   EXPECT_NE(rep.parked["needs_vector"].find("pgvector is not installed"), std::string::npos);
-  auto row = *cat_->find_pump_use_case("needs_vector");
+  auto row = *cat_->pump().find("needs_vector");
   EXPECT_TRUE(row.parked);
   EXPECT_FALSE(row.pending);  // not poked: nothing will be embedded or billed
   EXPECT_NE(row.last_error.find("CREATE EXTENSION vector"), std::string::npos);

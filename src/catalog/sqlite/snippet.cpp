@@ -1,4 +1,4 @@
-#include "catalog/snippet.h"
+#include "catalog/sqlite/snippet.h"
 
 #include <algorithm>
 #include <unordered_map>

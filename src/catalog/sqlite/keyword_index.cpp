@@ -6,14 +6,13 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
-#include "catalog/catalog.h"
-#include "catalog/filter_sql.h"
-#include "catalog/fts_tokenizer.h"
-#include "catalog/memory_index.h"
-#include "catalog/rows.h"
-#include "catalog/schema.h"
-#include "catalog/snippet.h"
-#include "catalog/sqlite.h"
+#include "catalog/sqlite/filter_sql.h"
+#include "catalog/sqlite/fts_tokenizer.h"
+#include "catalog/sqlite/memory_index.h"
+#include "catalog/sqlite/read_rows.h"
+#include "catalog/sqlite/schema.h"
+#include "catalog/sqlite/snippet.h"
+#include "catalog/sqlite/tables.h"
 #include "quarry/error.h"
 
 namespace quarry::catalog {
@@ -28,10 +27,8 @@ bool is_query_syntax_error(const Error& e) {
 
 }  // namespace
 
-std::vector<KeywordRow> Catalog::keyword_search(const std::string& kb,
-                                                const KeywordQuery& q) const {
-  KbRow k = get_kb(kb);
-  const std::string fts = fts_table(k.id);
+std::vector<KeywordRow> SqliteKeywordIndex::search(const KbRef& kb, const KeywordQuery& q) const {
+  const std::string fts = fts_table(kb.id);
   SqlFilter f = compile_filter(q.filter, "d.metadata");
   const bool filtered = !q.filter.empty();
   std::string rank = "quarry_bm25(" + fts + ", ?, ?, ?, ?, ?, ";
@@ -128,34 +125,36 @@ class SharedKeywordIndexes {
 
 }  // namespace
 
-std::optional<std::vector<KeywordRow>> Catalog::keyword_search_cached(
-    const std::string& kb, const std::vector<std::string>& words, int limit,
-    const Bm25Params& p) const {
-  if (!memory_index_enabled_ || !tokenizer_->ok()) return std::nullopt;
-  Stmt s(*stmts_, "SELECT id, generation, created_at FROM kbs WHERE name = ?");
-  s.bind(1, kb);
-  if (!s.step()) get_kb(kb);  // throws not_found
-  const std::int64_t kb_id = s.i64(0), generation = s.i64(1), created_at = s.i64(2);
+std::optional<std::vector<KeywordRow>> SqliteKeywordIndex::search_cached(
+    const KbRef& kb, const std::vector<std::string>& words, int limit, const Bm25Params& p) const {
+  if (!d_.memory_index_enabled || !d_.tokenizer->ok()) return std::nullopt;
+  Stmt s(*stmts_, "SELECT generation, created_at FROM kbs WHERE id = ?");
+  s.bind(1, kb.id);
+  if (!s.step())
+    throw Error(Code::not_found,
+                "knowledge base '" + kb.name + "' not found (see `quarry kb list`)",
+                {{"kb", kb.name}});
+  const std::int64_t kb_id = kb.id, generation = s.i64(0), created_at = s.i64(1);
 
   std::vector<std::string> terms;
   for (const auto& w : words) {
     int n = 0;
-    tokenizer_->tokenize(w, FTS5_TOKENIZE_QUERY, [&](std::string_view tok, int, int) {
+    d_.tokenizer->tokenize(w, FTS5_TOKENIZE_QUERY, [&](std::string_view tok, int, int) {
       if (++n == 1) terms.emplace_back(tok);
     });
     if (n != 1) return std::nullopt;  // a phrase: FTS5 matches token adjacency
   }
   // One-shot processes (a CLI search) are served by FTS5 alone; the copy pays off from a
   // KB's second query on.
-  const bool repeat = ++keyword_queries_[kb_id] >= 2;
+  const bool repeat = ++d_.keyword_queries[kb_id] >= 2;
   auto index = SharedKeywordIndexes::get().find_or_build(
-      path_, kb_id, created_at, generation, repeat,
-      [&] { return std::make_shared<const MemoryIndex>(db_, *tokenizer_, kb_id, generation); });
+      d_.path, kb_id, created_at, generation, repeat,
+      [&] { return std::make_shared<const MemoryIndex>(db_, *d_.tokenizer, kb_id, generation); });
   if (!index) return std::nullopt;
   return index->search(terms, limit, p);
 }
 
-void Catalog::load_keyword_rows(KeywordRow* begin, KeywordRow* end) const {
+void SqliteKeywordIndex::load_rows(KeywordRow* begin, KeywordRow* end) const {
   Stmt detail(*stmts_, std::string("SELECT ") + kChunkColumns + ", " + kDocColumns +
                            " FROM chunks c JOIN documents d ON d.id = c.doc_id"
                            " JOIN kbs k ON k.id = d.kb_id WHERE c.id = ?");
@@ -170,7 +169,7 @@ void Catalog::load_keyword_rows(KeywordRow* begin, KeywordRow* end) const {
   }
 }
 
-void Catalog::load_keyword_keys(KeywordRow* begin, KeywordRow* end) const {
+void SqliteKeywordIndex::load_keys(KeywordRow* begin, KeywordRow* end) const {
   Stmt key(*stmts_, "SELECT doc_id, chunk_index, chunk_id, parent_chunk FROM chunks WHERE id = ?");
   for (KeywordRow* r = begin; r != end; ++r) {
     if (r->loaded || r->keyed) continue;
@@ -185,9 +184,8 @@ void Catalog::load_keyword_keys(KeywordRow* begin, KeywordRow* end) const {
   }
 }
 
-std::vector<KeywordRow> Catalog::load_chunks(const std::string& kb,
-                                             const std::vector<ChunkKey>& keys) const {
-  const KbRow k = get_kb(kb);
+std::vector<KeywordRow> SqliteKeywordIndex::load_chunks(const KbRef& kb,
+                                                        const std::vector<ChunkKey>& keys) const {
   Stmt detail(*stmts_, std::string("SELECT c.id, ") + kChunkColumns + ", " + kDocColumns +
                            " FROM chunks c JOIN documents d ON d.id = c.doc_id"
                            " JOIN kbs k ON k.id = d.kb_id"
@@ -195,7 +193,7 @@ std::vector<KeywordRow> Catalog::load_chunks(const std::string& kb,
   std::vector<KeywordRow> out(keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) {
     detail.reset();
-    detail.bind(1, k.id);
+    detail.bind(1, kb.id);
     detail.bind(2, keys[i].doc_id);
     detail.bind(3, keys[i].chunk_index);
     if (!detail.step()) continue;
@@ -207,9 +205,9 @@ std::vector<KeywordRow> Catalog::load_chunks(const std::string& kb,
   return out;
 }
 
-std::vector<std::string> Catalog::snippets(const std::string& query,
-                                           const std::vector<const std::string*>& texts) const {
-  Snippeter s(fts5_, query);
+std::vector<std::string> SqliteKeywordIndex::snippets(
+    const std::string& query, const std::vector<const std::string*>& texts) const {
+  Snippeter s(d_.fts5, query);
   std::vector<std::string> out;
   out.reserve(texts.size());
   for (const auto* t : texts) out.push_back(s.make(*t));

@@ -14,7 +14,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "catalog/catalog.h"
+#include "catalog/rows.h"
+#include "catalog/sqlite/sqlite.h"
 
 namespace quarry::catalog {
 

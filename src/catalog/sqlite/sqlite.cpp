@@ -1,4 +1,4 @@
-#include "catalog/sqlite.h"
+#include "catalog/sqlite/sqlite.h"
 
 #include "quarry/error.h"
 

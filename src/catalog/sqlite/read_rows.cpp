@@ -1,4 +1,4 @@
-#include "catalog/rows.h"
+#include "catalog/sqlite/read_rows.h"
 
 #include <nlohmann/json.hpp>
 

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <unordered_set>
 
-#include "catalog/fts_tokenizer.h"
+#include "catalog/sqlite/fts_tokenizer.h"
 
 namespace quarry::catalog {
 

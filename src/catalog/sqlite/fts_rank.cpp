@@ -17,7 +17,7 @@
 #include <memory>
 #include <vector>
 
-#include "catalog/schema.h"
+#include "catalog/sqlite/schema.h"
 
 namespace quarry::catalog {
 namespace {

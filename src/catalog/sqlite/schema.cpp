@@ -1,11 +1,11 @@
 // Versioned migrations. Each entry runs once, in order, inside one transaction together with
 // its row in schema_migrations; a migration is never edited after it shipped, only appended.
-#include "catalog/schema.h"
+#include "catalog/sqlite/schema.h"
 
 #include <array>
 
-#include "catalog/fts_tokenizer.h"
-#include "catalog/sqlite.h"
+#include "catalog/sqlite/fts_tokenizer.h"
+#include "catalog/sqlite/sqlite.h"
 #include "core/util.h"
 
 namespace quarry::catalog {

@@ -1,4 +1,4 @@
-#include "catalog/fts_tokenizer.h"
+#include "catalog/sqlite/fts_tokenizer.h"
 
 namespace quarry::catalog {
 

@@ -1,6 +1,6 @@
-#include "catalog/filter_sql.h"
+#include "catalog/sqlite/filter_sql.h"
 
-#include "catalog/sqlite.h"
+#include "catalog/sqlite/sqlite.h"
 
 namespace quarry::catalog {
 namespace {

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "catalog/sqlite.h"
+#include "catalog/sqlite/sqlite.h"
 #include "core/util.h"
 #include "quarry/error.h"
 
@@ -17,13 +17,31 @@ std::string key_of(const std::string& identity, const std::string& text) {
   return core::sha256_hex(identity).substr(0, 16) + core::sha256_hex(text).substr(0, 32);
 }
 
+class SqliteEmbedCache final : public EmbedCache {
+ public:
+  explicit SqliteEmbedCache(sqlite3* db) : db_(db) {}
+  ~SqliteEmbedCache() override { sqlite3_close_v2(db_); }
+  SqliteEmbedCache(const SqliteEmbedCache&) = delete;
+  SqliteEmbedCache& operator=(const SqliteEmbedCache&) = delete;
+
+  std::vector<std::vector<float>> get(const std::string& identity,
+                                      const std::vector<std::string>& texts,
+                                      int dimensions) const override;
+  void put(const std::string& identity, const std::vector<std::string>& texts,
+           const std::vector<std::vector<float>>& vectors) override;
+  std::int64_t size() const override;
+
+ private:
+  sqlite3* db_;
+};
+
 }  // namespace
 
 std::unique_ptr<EmbedCache> EmbedCache::open(const std::string& path, std::int64_t max_entries) {
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   sqlite3* db = open_wal_database(path, "the embedding cache");
-  std::unique_ptr<EmbedCache> c(new EmbedCache(db));
+  auto c = std::make_unique<SqliteEmbedCache>(db);
   exec_sql(db,
            "CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, dims INTEGER NOT NULL,"
            " vector BLOB NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID");
@@ -36,13 +54,9 @@ std::unique_ptr<EmbedCache> EmbedCache::open(const std::string& path, std::int64
   return c;
 }
 
-EmbedCache::~EmbedCache() {
-  sqlite3_close_v2(db_);
-}
-
-std::vector<std::vector<float>> EmbedCache::get(const std::string& identity,
-                                                const std::vector<std::string>& texts,
-                                                int dimensions) const {
+std::vector<std::vector<float>> SqliteEmbedCache::get(const std::string& identity,
+                                                      const std::vector<std::string>& texts,
+                                                      int dimensions) const {
   std::vector<std::vector<float>> out(texts.size());
   Stmt s(db_, "SELECT dims, vector FROM embeddings WHERE key = ?");
   for (std::size_t i = 0; i < texts.size(); ++i) {
@@ -58,8 +72,8 @@ std::vector<std::vector<float>> EmbedCache::get(const std::string& identity,
   return out;
 }
 
-void EmbedCache::put(const std::string& identity, const std::vector<std::string>& texts,
-                     const std::vector<std::vector<float>>& vectors) {
+void SqliteEmbedCache::put(const std::string& identity, const std::vector<std::string>& texts,
+                           const std::vector<std::vector<float>>& vectors) {
   if (texts.size() != vectors.size())
     throw Error(Code::internal, "embedding cache: texts and vectors differ in number");
   Transaction tx(db_);
@@ -77,7 +91,7 @@ void EmbedCache::put(const std::string& identity, const std::vector<std::string>
   tx.commit();
 }
 
-std::int64_t EmbedCache::size() const {
+std::int64_t SqliteEmbedCache::size() const {
   Stmt s(db_, "SELECT COUNT(*) FROM embeddings");
   s.step();
   return s.i64(0);

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "catalog/catalog.h"
-#include "catalog/sqlite.h"
+#include "catalog/sqlite/tables.h"
+#include "catalog/sqlite/writes.h"
 
 namespace quarry::catalog {
 
@@ -37,21 +37,21 @@ PumpUseCaseRow read_row(const Stmt& s) {
 }
 }  // namespace
 
-std::vector<PumpUseCaseRow> Catalog::list_pump_use_cases() const {
+std::vector<PumpUseCaseRow> SqlitePumpTable::list() const {
   Stmt s(*stmts_, std::string("SELECT ") + kColumns + " FROM pump_use_cases ORDER BY name");
   std::vector<PumpUseCaseRow> out;
   while (s.step()) out.push_back(read_row(s));
   return out;
 }
 
-std::optional<PumpUseCaseRow> Catalog::find_pump_use_case(const std::string& name) const {
+std::optional<PumpUseCaseRow> SqlitePumpTable::find(const std::string& name) const {
   Stmt s(*stmts_, std::string("SELECT ") + kColumns + " FROM pump_use_cases WHERE name = ?");
   s.bind(1, name);
   if (!s.step()) return std::nullopt;
   return read_row(s);
 }
 
-void Catalog::deploy_pump_use_cases(const std::vector<PumpUseCaseRow>& rows, const AuditEntry& a) {
+void SqlitePumpTable::deploy(const std::vector<PumpUseCaseRow>& rows, const AuditEntry& a) {
   Transaction tx(db_);
   std::set<std::string> keep;
   for (const auto& r : rows) {
@@ -85,12 +85,12 @@ void Catalog::deploy_pump_use_cases(const std::vector<PumpUseCaseRow>& rows, con
     Stmt(*stmts_, "DELETE FROM pump_use_cases WHERE name = ?").bind(1, name).exec();
     Stmt(*stmts_, "DELETE FROM pump_tombstones WHERE use_case = ?").bind(1, name).exec();
   }
-  log_event(a);
+  write_audit(db_, a);
   tx.commit();
 }
 
-bool Catalog::claim_pump_lease(const std::string& name, const std::string& owner, std::int64_t now,
-                               std::int64_t stale_before) {
+bool SqlitePumpTable::claim_lease(const std::string& name, const std::string& owner,
+                                  std::int64_t now, std::int64_t stale_before) {
   Stmt s(*stmts_,
          "UPDATE pump_use_cases SET lease_owner = ?, lease_at = ?, pending = 0 "
          "WHERE name = ? AND (lease_owner = '' OR lease_at < ?)");
@@ -98,8 +98,8 @@ bool Catalog::claim_pump_lease(const std::string& name, const std::string& owner
   return sqlite3_changes(db_) == 1;
 }
 
-bool Catalog::take_over_pump_lease(const std::string& name, const std::string& old_owner,
-                                   const std::string& owner, std::int64_t now) {
+bool SqlitePumpTable::take_over_lease(const std::string& name, const std::string& old_owner,
+                                      const std::string& owner, std::int64_t now) {
   Stmt s(*stmts_,
          "UPDATE pump_use_cases SET lease_owner = ?, lease_at = ?, pending = 0 "
          "WHERE name = ? AND lease_owner = ?");
@@ -107,8 +107,8 @@ bool Catalog::take_over_pump_lease(const std::string& name, const std::string& o
   return sqlite3_changes(db_) == 1;
 }
 
-bool Catalog::finish_pump_run(const std::string& name, const std::string& owner,
-                              const PumpRunEnd& e) {
+bool SqlitePumpTable::finish_run(const std::string& name, const std::string& owner,
+                                 const PumpRunEnd& e) {
   Stmt s(*stmts_,
          "UPDATE pump_use_cases SET attempts = ?, parked = ?, "
          "pending = CASE WHEN ? THEN 1 ELSE pending END, next_run_at = ?, last_run_at = ?, "
@@ -128,7 +128,7 @@ bool Catalog::finish_pump_run(const std::string& name, const std::string& owner,
   return sqlite3_changes(db_) == 1;
 }
 
-bool Catalog::trigger_pump(const std::string& name, std::int64_t now) {
+bool SqlitePumpTable::trigger(const std::string& name, std::int64_t now) {
   Stmt(*stmts_,
        "UPDATE pump_use_cases SET pending = 1, next_run_at = CASE WHEN parked = 0 AND attempts > "
        "0 AND pending = 1 AND next_run_at > ?1 THEN next_run_at ELSE ?1 END WHERE name = ?2")
@@ -138,7 +138,7 @@ bool Catalog::trigger_pump(const std::string& name, std::int64_t now) {
   return sqlite3_changes(db_) == 1;
 }
 
-std::optional<std::pair<std::string, std::string>> Catalog::pump_tombstone(
+std::optional<std::pair<std::string, std::string>> SqlitePumpTable::tombstone(
     const std::string& name, const std::string& content_hash, const std::string& key) const {
   Stmt s(*stmts_,
          "SELECT code, message FROM pump_tombstones WHERE use_case = ? AND content_hash = ? AND "
@@ -148,9 +148,9 @@ std::optional<std::pair<std::string, std::string>> Catalog::pump_tombstone(
   return std::make_pair(s.str(0), s.str(1));
 }
 
-void Catalog::put_pump_tombstone(const std::string& name, const std::string& content_hash,
-                                 const std::string& key, const std::string& code,
-                                 const std::string& message, std::int64_t at) {
+void SqlitePumpTable::put_tombstone(const std::string& name, const std::string& content_hash,
+                                    const std::string& key, const std::string& code,
+                                    const std::string& message, std::int64_t at) {
   Transaction tx(db_);
   Stmt(*stmts_,
        "INSERT OR REPLACE INTO pump_tombstones(use_case, content_hash, revision, code, message, "
@@ -170,7 +170,7 @@ void Catalog::put_pump_tombstone(const std::string& name, const std::string& con
   tx.commit();
 }
 
-std::int64_t Catalog::pump_tombstone_count(const std::string& name) const {
+std::int64_t SqlitePumpTable::tombstone_count(const std::string& name) const {
   Stmt s(*stmts_, "SELECT COUNT(*) FROM pump_tombstones WHERE use_case = ?");
   s.bind(1, name);
   s.step();
@@ -181,8 +181,8 @@ std::int64_t Catalog::pump_tombstone_count(const std::string& name) const {
 
 namespace quarry::catalog {
 
-void Catalog::add_pump_usage(const std::string& name, std::int64_t at,
-                             const std::vector<int>& chunks, const std::string& kind) {
+void SqlitePumpTable::add_usage(const std::string& name, std::int64_t at,
+                                const std::vector<int>& chunks, const std::string& kind) {
   Transaction tx(db_);
   for (int n : chunks)
     Stmt(*stmts_, "INSERT INTO pump_usage(use_case, at, chunks, kind) VALUES(?, ?, ?, ?)")
@@ -196,7 +196,7 @@ void Catalog::add_pump_usage(const std::string& name, std::int64_t at,
   tx.commit();
 }
 
-std::map<std::string, std::pair<std::int64_t, std::int64_t>> Catalog::pump_usage_since(
+std::map<std::string, std::pair<std::int64_t, std::int64_t>> SqlitePumpTable::usage_since(
     std::int64_t since) const {
   Stmt s(*stmts_,
          "SELECT use_case, COUNT(*), COALESCE(SUM(chunks), 0) FROM pump_usage WHERE at >= ? "
@@ -207,22 +207,22 @@ std::map<std::string, std::pair<std::int64_t, std::int64_t>> Catalog::pump_usage
   return out;
 }
 
-std::int64_t Catalog::pump_usage_entries_since(std::int64_t since) const {
+std::int64_t SqlitePumpTable::usage_entries_since(std::int64_t since) const {
   Stmt s(*stmts_, "SELECT COUNT(*) FROM pump_usage WHERE at >= ?");
   s.bind(1, since);
   s.step();
   return s.i64(0);
 }
 
-std::optional<std::string> Catalog::pump_setting(const std::string& key) const {
+std::optional<std::string> SqlitePumpTable::setting(const std::string& key) const {
   Stmt s(*stmts_, "SELECT value FROM pump_settings WHERE key = ?");
   s.bind(1, key);
   if (!s.step()) return std::nullopt;
   return s.str(0);
 }
 
-void Catalog::set_pump_setting(const std::string& key, const std::optional<std::string>& value,
-                               const AuditEntry& a) {
+void SqlitePumpTable::set_setting(const std::string& key, const std::optional<std::string>& value,
+                                  const AuditEntry& a) {
   Transaction tx(db_);
   if (value)
     Stmt(*stmts_, "INSERT OR REPLACE INTO pump_settings(key, value) VALUES(?, ?)")
@@ -231,7 +231,7 @@ void Catalog::set_pump_setting(const std::string& key, const std::optional<std::
         .exec();
   else
     Stmt(*stmts_, "DELETE FROM pump_settings WHERE key = ?").bind(1, key).exec();
-  log_event(a);
+  write_audit(db_, a);
   tx.commit();
 }
 

@@ -1,11 +1,11 @@
-#include "catalog/memory_index.h"
+#include "catalog/sqlite/memory_index.h"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 
-#include "catalog/fts_tokenizer.h"
-#include "catalog/sqlite.h"
+#include "catalog/sqlite/fts_tokenizer.h"
+#include "catalog/sqlite/sqlite.h"
 
 namespace quarry::catalog {
 

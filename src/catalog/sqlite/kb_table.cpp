@@ -1,0 +1,122 @@
+// Knowledge bases (kb_table.h) in SQLite: the kbs table, each KB's FTS5 table created and
+// dropped with it, and the generation counters.
+#include "catalog/sqlite/schema.h"
+#include "catalog/sqlite/tables.h"
+#include "catalog/sqlite/writes.h"
+#include "core/util.h"
+#include "quarry/error.h"
+
+namespace quarry::catalog {
+
+namespace {
+
+KbRow read_kb(const Stmt& s) {
+  return KbRow{s.i64(0), s.str(1), s.str(2), s.i64(3), s.i64(4)};
+}
+
+}  // namespace
+
+KbRow SqliteKbTable::create(const std::string& name, const std::string& config_json,
+                            const AuditEntry& a) {
+  Transaction tx(db_);
+  if (find(name))
+    throw Error(Code::already_exists, "knowledge base '" + name + "' already exists",
+                {{"kb", name}});
+  auto now = core::now_ms();
+  Stmt(*stmts_, "INSERT INTO kbs(name, config, created_at, updated_at) VALUES(?, ?, ?, ?)")
+      .bind(1, name)
+      .bind(2, config_json)
+      .bind(3, now)
+      .bind(4, now)
+      .exec();
+  std::int64_t id = sqlite3_last_insert_rowid(db_);
+  create_fts(db_, id);
+  write_audit(db_, a);
+  tx.commit();
+  return KbRow{id, name, config_json, now, now};
+}
+
+std::optional<KbRow> SqliteKbTable::find(const std::string& name) const {
+  Stmt s(*stmts_, "SELECT id, name, config, created_at, updated_at FROM kbs WHERE name = ?");
+  s.bind(1, name);
+  if (!s.step()) return std::nullopt;
+  return read_kb(s);
+}
+
+KbRow SqliteKbTable::get(const std::string& name) const {
+  auto kb = find(name);
+  if (!kb)
+    throw Error(Code::not_found, "knowledge base '" + name + "' not found (see `quarry kb list`)",
+                {{"kb", name}});
+  return *kb;
+}
+
+std::vector<KbRow> SqliteKbTable::list() const {
+  Stmt s(*stmts_, "SELECT id, name, config, created_at, updated_at FROM kbs ORDER BY name");
+  std::vector<KbRow> out;
+  while (s.step()) out.push_back(read_kb(s));
+  return out;
+}
+
+void SqliteKbTable::update_config(const KbRef& kb, const std::string& config_json,
+                                  const AuditEntry& a) {
+  Transaction tx(db_);
+  Stmt(*stmts_, "UPDATE kbs SET config = ?, updated_at = ? WHERE id = ?")
+      .bind(1, config_json)
+      .bind(2, core::now_ms())
+      .bind(3, kb.id)
+      .exec();
+  write_audit(db_, a);
+  tx.commit();
+}
+
+std::vector<std::string> SqliteKbTable::remove(const KbRef& kb, const AuditEntry& a) {
+  Transaction tx(db_);
+  std::vector<std::string> ids;
+  {
+    Stmt s(*stmts_, "SELECT id FROM documents WHERE kb_id = ?");
+    s.bind(1, kb.id);
+    while (s.step()) ids.push_back(s.str(0));
+  }
+  drop_fts(db_, kb.id);
+  Stmt(*stmts_, "DELETE FROM chunks WHERE kb_id = ?").bind(1, kb.id).exec();
+  Stmt(*stmts_, "DELETE FROM documents WHERE kb_id = ?").bind(1, kb.id).exec();
+  Stmt(*stmts_, "DELETE FROM kbs WHERE id = ?").bind(1, kb.id).exec();
+  // The store's vectors of a deleted KB are dropped by name right after this commits (and
+  // again before a KB of the same name is created), so no lifecycle row need outlive it.
+  for (const char* t : {"revisions", "coordinates", "embed_failures", "staged_chunks"})
+    Stmt(*stmts_, std::string("DELETE FROM ") + t + " WHERE kb_id = ?").bind(1, kb.id).exec();
+  write_audit(db_, a);
+  tx.commit();
+  return ids;
+}
+
+KbStats SqliteKbTable::stats(const KbRef& kb) const {
+  Stmt s(*stmts_,
+         "SELECT COUNT(*), COALESCE(SUM(chunk_count), 0), COALESCE(SUM(markdown_bytes), 0),"
+         " COALESCE(SUM(source_bytes), 0) FROM documents WHERE kb_id = ?");
+  s.bind(1, kb.id).step();
+  return KbStats{s.i64(0), s.i64(1), s.i64(2), s.i64(3)};
+}
+
+std::int64_t SqliteKbTable::chunk_count(const KbRef& kb) const {
+  const std::int64_t generation = generations(kb).first;
+  auto it = d_.chunk_counts.find(kb.id);
+  if (it != d_.chunk_counts.end() && it->second.first == generation) return it->second.second;
+  Stmt n(*stmts_, "SELECT COALESCE(SUM(chunk_count), 0) FROM documents WHERE kb_id = ?");
+  n.bind(1, kb.id).step();
+  d_.chunk_counts[kb.id] = {generation, n.i64(0)};
+  return n.i64(0);
+}
+
+std::pair<std::int64_t, std::int64_t> SqliteKbTable::generations(const KbRef& kb) const {
+  Stmt s(*stmts_, "SELECT generation, vector_generation FROM kbs WHERE id = ?");
+  s.bind(1, kb.id);
+  if (!s.step())
+    throw Error(Code::not_found,
+                "knowledge base '" + kb.name + "' not found (see `quarry kb list`)",
+                {{"kb", kb.name}});
+  return {s.i64(0), s.i64(1)};
+}
+
+}  // namespace quarry::catalog
