@@ -2,9 +2,6 @@
 // (ingest/), the retrieval modes (search/) and the vector lifecycle (lifecycle/).
 #include "quarry/engine.h"
 
-#include <pwd.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -17,7 +14,6 @@
 #include "core/filter.h"
 #include "core/kb_config.h"
 #include "core/layout.h"
-#include "core/secret_store.h"
 #include "core/util.h"
 #include "engine/serving_vectors.h"
 #include "engine/tokens.h"
@@ -29,18 +25,13 @@
 #include "lifecycle/scheduler.h"
 #include "lifecycle/vectors.h"
 #include "search/retrieval.h"
+#include "secrets/secret_store.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace quarry {
 namespace {
-
-std::string default_actor() {
-  if (const char* u = std::getenv("USER"); u && *u) return u;
-  if (const passwd* pw = getpwuid(getuid())) return pw->pw_name;
-  return "unknown";
-}
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -82,7 +73,7 @@ class EngineImpl final : public Engine {
   explicit EngineImpl(const EngineOptions& o) : opts_(o) {
     if (opts_.data_dir.empty())
       throw Error(Code::invalid_argument, "data directory is empty", {{"field", "data_dir"}});
-    if (opts_.actor.empty()) opts_.actor = default_actor();
+    if (opts_.actor.empty()) opts_.actor = core::os_user();
     std::error_code ec;
     fs::create_directories(opts_.data_dir, ec);
     if (ec)
@@ -91,7 +82,7 @@ class EngineImpl final : public Engine {
     layout_.data_dir = fs::canonical(opts_.data_dir).string();
     cat_ = catalog::Catalog::open(layout_.catalog_path());
     vectors_ = std::make_unique<lifecycle::Vectors>(layout_.data_dir, *cat_,
-                                                    core::secret_lookup(layout_.data_dir));
+                                                    secrets::secret_lookup(layout_.data_dir));
     // Staged files are orphans of a crash only if no writer holds the lock; a reader never
     // waits for one: if the lock is busy, the live writer's files are left alone.
     if (ingest::has_staged_files(layout_)) {
@@ -397,7 +388,7 @@ class EngineImpl final : public Engine {
   }
 
   void set_identity(const std::string& actor, const std::string& surface) override {
-    opts_.actor = actor.empty() ? default_actor() : actor;
+    opts_.actor = actor.empty() ? core::os_user() : actor;
     opts_.surface = surface;
   }
 
