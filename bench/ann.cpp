@@ -22,8 +22,8 @@
 #include <thread>
 
 #include "bench.h"
-#include "core/secret_store.h"
 #include "pg_direct.h"
+#include "secrets/secret_store.h"
 #include "store/embedded/embedded_store.h"
 #include "store/vector_store.h"
 
@@ -288,7 +288,7 @@ int run_store(const Data& data, const Args& args, const std::string& check) {
   nlohmann::json settings = nlohmann::json::parse(args.get("store-settings", "{}"));
   fs::path work = fs::temp_directory_path() / ("quarry-ann-store-" + std::to_string(::getpid()));
   const int batch = static_cast<int>(args.num("batch", 64));
-  auto secret = core::secret_lookup(work.string());
+  auto secret = secrets::secret_lookup(work.string());
   auto s = id == "pgvector-direct" ? make_pg_direct(secret(settings.value("dsn_secret", "")),
                                                     settings.value("mode", "plain"), data.d)
                                    : store::StoreRegistry::builtin().create(

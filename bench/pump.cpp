@@ -26,9 +26,9 @@
 #include "bench.h"
 #include "catalog/catalog.h"
 #include "chunk/chunker.h"
-#include "core/secret_store.h"
 #include "embed/provider.h"
 #include "pump/pump.h"
+#include "secrets/secret_store.h"
 
 namespace quarry::bench {
 namespace {
@@ -234,7 +234,7 @@ int run_pump(const Args& args) {
       make_app((work / "apps" / "app.db").string(), texts);
       std::ofstream(work / "apps" / "docs.json") << use_case(batch).dump(2);
       auto cat = catalog::Catalog::open((work / "catalog.db").string());
-      pump::Pump pump(work.string(), *cat, core::secret_lookup(work.string()));
+      pump::Pump pump(work.string(), *cat, secrets::secret_lookup(work.string()));
       pump.deploy((work / "apps").string(), spec, catalog::AuditEntry{});
       pump.list();  // loads the provider, as a server holds it loaded
       const double t0 = now_s();

@@ -21,7 +21,7 @@
 #include "bench.h"
 #include "embed/provider.h"
 #include "quarry/engine.h"
-#include "server/http_server.h"
+#include "server/serve.h"
 
 namespace quarry::bench {
 namespace {

@@ -1,12 +1,10 @@
 // quarry embed --embedder SPEC [--query] TEXT... — embeds text with any provider, no KB needed,
 // and prints each text's vector (and, for providers that tokenize locally, the token ids the
 // model saw), so output can be compared with another implementation of the same model.
-#include <cstdlib>
 #include <iostream>
 
 #include "cli/commands.h"
-#include "core/secret_store.h"
-#include "embed/provider.h"
+#include "quarry/models.h"
 
 namespace quarry::cli {
 using nlohmann::json;
@@ -29,43 +27,29 @@ void add_embed_command(CLI::App& app, Globals& g, int& /*exit_code*/) {
                   "Provider settings as a JSON object, e.g. '{\"query_prefix\": \"\"}'");
   cmd->add_option("text", a->texts, "Texts ('-' reads stdin, '@file' a file)")->required();
   cmd->callback([&g, a] {
-    json settings = json::parse(a->settings, nullptr, false);
-    if (settings.is_discarded() || !settings.is_object())
-      throw Error(Code::invalid_argument, "--settings must be a JSON object",
-                  {{"field", "settings"}});
-    embed::ProviderContext ctx;
-    ctx.data_dir = g.data_dir;
-    if (const char* m = std::getenv("QUARRY_MODELS_DIR")) ctx.models_dir = m;
-    ctx.secret = core::secret_lookup(g.data_dir);
-    auto p = embed::ProviderRegistry::builtin().create(
-        embed::ProviderSpec::parse(a->embedder, settings), ctx);
-    if (auto av = p->is_available(); !av.ok)
-      throw Error(Code::engine_unavailable, "embedder " + a->embedder + ": " + av.reason,
-                  {{"embedder", a->embedder}});
-    std::vector<std::string> texts;
-    for (const auto& t : a->texts) texts.push_back(read_arg_or_file(t));
-    std::vector<embed::Vector> vecs;
-    if (a->query)
-      for (const auto& t : texts) vecs.push_back(p->embed_query(t));
-    else
-      vecs = p->embed_documents(texts);
+    EmbedTextsRequest req;
+    req.data_dir = g.data_dir;
+    req.embedder = a->embedder;
+    req.settings_json = a->settings;
+    req.as_query = a->query;
+    for (const auto& t : a->texts) req.texts.push_back(read_arg_or_file(t));
+    const EmbedTextsResult res = embed_texts(req);
     json items = json::array();
-    for (std::size_t i = 0; i < texts.size(); ++i) {
-      json item = {{"text", texts[i]}, {"vector", vecs[i]}};
+    for (const auto& it : res.items) {
+      json item = {{"text", it.text}, {"vector", it.vector}};
       // The ids the model saw (bert); the query side carries its prefix.
-      auto ids = embed::bert_token_ids(*p, texts[i], a->query);
-      if (!ids.empty()) item["token_ids"] = ids;
+      if (!it.token_ids.empty()) item["token_ids"] = it.token_ids;
       items.push_back(std::move(item));
     }
     if (g.json) {
       print_json({{"embedder", a->embedder},
-                  {"identity", p->identity()},
-                  {"dimensions", p->dimensions()},
+                  {"identity", res.identity},
+                  {"dimensions", res.dimensions},
                   {"as", a->query ? "query" : "document"},
                   {"items", items}});
       return;
     }
-    std::cout << p->identity() << ", " << p->dimensions() << " dimensions\n";
+    std::cout << res.identity << ", " << res.dimensions << " dimensions\n";
     for (const auto& it : items) {
       std::cout << it["text"].get<std::string>().substr(0, 60) << "\n  [";
       for (std::size_t d = 0; d < std::min<std::size_t>(6, it["vector"].size()); ++d)

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "wire/requests.h"
 
 namespace quarry::cli {
 using nlohmann::json;
@@ -30,11 +31,16 @@ void add_ingest_command(CLI::App& app, Globals& g, int& exit_code) {
                 "`quarry reindex` or `quarry serve`)");
   cmd->callback([&g, &exit_code, a] {
     auto engine = open_engine(g);
-    IngestOptions o;
-    o.replace = a->replace;
-    o.include = a->include;
-    o.exclude = a->exclude;
-    if (!a->metadata.empty()) o.metadata_json = read_arg_or_file(a->metadata);
+    // The options as REST and MCP give them, decoded by the same codec.
+    json body = {{"replace", a->replace}, {"include", a->include}, {"exclude", a->exclude}};
+    if (!a->metadata.empty()) {
+      const std::string text = read_arg_or_file(a->metadata);
+      body["metadata"] = json::parse(text, nullptr, false);
+      if (body["metadata"].is_discarded())
+        throw Error(Code::invalid_argument, "--metadata is not valid JSON: " + text,
+                    {{"field", "metadata"}});
+    }
+    IngestOptions o = wire::decode_ingest_options(body);
     ProgressBar bar;
     if (!g.json && stderr_is_tty())
       o.progress = [&bar](const IngestProgress& p) {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "wire/requests.h"
 
 namespace quarry::cli {
 using nlohmann::json;
@@ -104,7 +105,9 @@ void add_kb_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
         if (!k.empty()) keys.push_back(k);
       cfg["subjects"]["keys"] = keys;
     }
-    auto info = open_engine(g)->create_kb(ca->name, cfg.dump());
+    // The request REST takes, decoded by the same codec.
+    const wire::KbCreate c = wire::decode_kb_create({{"name", ca->name}, {"config", cfg}});
+    auto info = open_engine(g)->create_kb(c.name, c.config_json);
     if (g.json)
       print_json(to_json(info));
     else
@@ -154,14 +157,17 @@ void add_kb_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
                   "default) or immediate (drop the old vectors now)")
       ->check(CLI::IsMember({"on-complete", "immediate"}));
   set->callback([&g, set_name, pairs, cutover] {
-    std::vector<std::pair<std::string, std::string>> kv;
+    // key=value pairs are the settings REST takes, in the order given; values stay text (the
+    // engine reads them as JSON when they parse), and the codec checks the change as REST's.
+    std::vector<std::pair<std::string, json>> settings;
     for (const auto& p : *pairs) {
       auto eq = p.find('=');
       if (eq == std::string::npos || eq == 0)
         throw Error(Code::invalid_argument, "setting '" + p + "' is not key=value", {{"field", p}});
-      kv.emplace_back(p.substr(0, eq), p.substr(eq + 1));
+      settings.emplace_back(p.substr(0, eq), p.substr(eq + 1));
     }
-    auto info = open_engine(g)->set_kb(*set_name, kv, *cutover == "immediate");
+    const wire::KbChange c = wire::decode_kb_change(settings, *cutover);
+    auto info = open_engine(g)->set_kb(*set_name, c.settings, c.cutover_immediate);
     if (g.json)
       print_json(to_json(info));
     else

@@ -11,8 +11,7 @@
 #include <streambuf>
 
 #include "cli/commands.h"
-#include "quarry/indexer.h"
-#include "server/mcp.h"
+#include "server/serve.h"
 
 namespace quarry::cli {
 
@@ -70,29 +69,15 @@ int take_stdout() {
 int run_mcp(const Globals& g, const McpArgs& a) {
   std::signal(SIGPIPE, SIG_IGN);  // a client that exits mid-reply is EOF, not a crash
   EngineOptions base{g.data_dir, "local", "mcp", g.lock_timeout_ms};
-  server::EnginePool pool(base, 2);
-  {
-    // Open the data directory (and find --kb) now, so a wrong path or name fails at start
-    // with its error on stderr, not at the agent's first call.
-    auto engine = pool.acquire("local", "mcp");
-    if (!a.kb.empty()) engine->describe_kb(a.kb);
-  }
-  FdBuf buf(take_stdout());
-  std::ostream out(&buf);
-
-  std::unique_ptr<Indexer> indexer;
-  if (!a.no_indexer) {
-    IndexerOptions io;
-    io.engine = base;
-    indexer = Indexer::start(io);
-  }
-  server::McpOptions mo;
+  server::McpStdioOptions mo;
   mo.kb = a.kb;
   mo.read_only = a.read_only;
-  if (indexer) mo.on_write = [&indexer](const std::string& kb) { indexer->poke(kb); };
-  server::McpServer mcp(pool, mo);
-  server::Principal who{"local", server::Scope::admin, {}};
-  if (!a.kb.empty()) who.kbs = {a.kb};
+  mo.indexer = !a.no_indexer;
+  // Opens the data directory (and finds --kb) now, so a wrong path or name fails at start with
+  // its error on stderr, not at the agent's first call.
+  auto mcp = server::McpStdio::open(base, mo);
+  FdBuf buf(take_stdout());
+  std::ostream out(&buf);
 
   std::cerr << "quarry mcp: serving " << g.data_dir << " over stdio"
             << (a.kb.empty() ? "" : " (knowledge base " + a.kb + ")")
@@ -100,8 +85,7 @@ int run_mcp(const Globals& g, const McpArgs& a) {
   if (::isatty(STDIN_FILENO))
     std::cerr << "quarry mcp: waiting for JSON-RPC messages on stdin; this command is meant to "
                  "be started by an MCP client (see docs/mcp.md)\n";
-  server::run_stdio(mcp, std::cin, out, who);
-  if (indexer) indexer->stop();  // cancels a running sweep; its work stays pending
+  mcp->run(std::cin, out);
   return 0;
 }
 

@@ -1,16 +1,12 @@
 // quarry pump deploy|list|run|event|budget|embed — the embedding pump (SPEC §8): keep the
 // vectors of the app's own tables in sync. `run` runs a use case now, in this process; the
 // other triggers (deploy, events, cron, re-pokes) queue runs that `quarry serve` carries out.
-#include <cstdlib>
 #include <iostream>
 
-#include "catalog/catalog.h"
 #include "cli/commands.h"
-#include "core/layout.h"
-#include "core/secret_store.h"
-#include "core/util.h"
-#include "pump/pump.h"
-#include "pump/pump_json.h"
+#include "quarry/pump.h"
+#include "quarry/util.h"
+#include "wire/pump_json.h"
 
 namespace quarry::cli {
 using nlohmann::json;
@@ -18,23 +14,16 @@ using nlohmann::json;
 namespace {
 
 std::string iso(std::int64_t ms) {
-  return ms > 0 ? core::iso8601_utc(ms) : "";
+  return ms > 0 ? iso8601_utc(ms) : "";
 }
 
-// The pump works on the engine's data directory, beside its catalog.
-struct PumpHandle {
-  std::unique_ptr<Engine> engine;
-  std::unique_ptr<catalog::Catalog> cat;
-  std::unique_ptr<pump::Pump> pump;
-};
-
-PumpHandle open_pump(const Globals& g) {
-  PumpHandle h;
-  h.engine = open_engine(g);
-  const std::string dir = h.engine->data_dir();
-  h.cat = catalog::Catalog::open(core::Layout{dir}.catalog_path());
-  h.pump = std::make_unique<pump::Pump>(dir, *h.cat, core::secret_lookup(dir));
-  return h;
+// The pump works on the engine's data directory, beside its catalog; its writes are audited as
+// this user through the CLI.
+std::unique_ptr<Pump> open_pump(const Globals& g) {
+  PumpOptions o;
+  o.data_dir = open_engine(g)->data_dir();  // opens (and recovers) the directory as every command
+  o.surface = "cli";
+  return Pump::open(o);
 }
 
 }  // namespace
@@ -55,14 +44,9 @@ void add_pump_commands(CLI::App& app, Globals& g, int& exit_code) {
                      "Embedding provider of the use cases, e.g. hash:256 or static:glove-100d "
                      "(QUARRY_EMBEDDING_PROVIDER overrides it)");
   deploy->callback([&g, da] {
-    auto h = open_pump(g);
-    catalog::AuditEntry a;
-    const char* user = std::getenv("USER");
-    a.actor = user && *user ? user : "cli";
-    a.surface = "cli";
-    auto rep = h.pump->deploy(da->dir, da->embedder, a);
+    auto rep = open_pump(g)->deploy(da->dir, da->embedder);
     if (g.json) {
-      print_json({{"deployed", rep.deployed}, {"removed", rep.removed}, {"parked", rep.parked}});
+      print_json(wire::to_json(rep));
       return;
     }
     std::cout << "deployed " << rep.deployed.size() << " use case"
@@ -78,26 +62,25 @@ void add_pump_commands(CLI::App& app, Globals& g, int& exit_code) {
 
   auto* list = pump->add_subcommand("list", "Use cases with their revision and run state");
   list->callback([&g] {
-    auto h = open_pump(g);
-    auto all = h.pump->list();
+    auto p = open_pump(g);
+    auto all = p->list();
     if (g.json) {
       json items = json::array();
-      for (const auto& s : all) items.push_back(pump::to_json(s));
-      print_json({{"use_cases", items}, {"spend", pump::to_json(h.pump->spend())}});
+      for (const auto& s : all) items.push_back(wire::to_json(s));
+      print_json({{"use_cases", items}, {"spend", wire::to_json(p->spend())}});
       return;
     }
     if (all.empty()) std::cout << "no use cases (deploy a folder with `quarry pump deploy DIR`)\n";
     for (const auto& s : all) {
-      const auto& r = s.row;
-      std::cout << r.name << "  revision " << (s.revision.empty() ? "-" : s.revision)
-                << (r.parked ? "  PARKED" : "") << (s.running ? "  running" : "")
-                << (r.pending ? "  pending" : "") << "  attempts " << r.attempts << "  tombstoned "
+      std::cout << s.name << "  revision " << (s.revision.empty() ? "-" : s.revision)
+                << (s.parked ? "  PARKED" : "") << (s.running ? "  running" : "")
+                << (s.pending ? "  pending" : "") << "  attempts " << s.attempts << "  tombstoned "
                 << s.tombstoned << "\n";
       if (!s.model_error.empty()) std::cout << "  model: " << s.model_error << "\n";
-      if (!r.last_error.empty()) std::cout << "  last error: " << r.last_error << "\n";
-      if (r.last_run_at > 0)
-        std::cout << "  last run " << iso(r.last_run_at) << ": " << r.last_failed << " failed, "
-                  << r.last_skipped << " skipped\n";
+      if (!s.last_error.empty()) std::cout << "  last error: " << s.last_error << "\n";
+      if (s.last_run_at > 0)
+        std::cout << "  last run " << iso(s.last_run_at) << ": " << s.last_failed << " failed, "
+                  << s.last_skipped << " skipped\n";
     }
   });
 
@@ -105,10 +88,9 @@ void add_pump_commands(CLI::App& app, Globals& g, int& exit_code) {
   auto* run = pump->add_subcommand("run", "Run a use case now: embed what its app says is pending");
   run->add_option("name", *run_name, "The use case")->required();
   run->callback([&g, run_name, &exit_code] {
-    auto h = open_pump(g);
-    auto r = h.pump->run(*run_name);
+    auto r = open_pump(g)->run(*run_name);
     if (g.json) {
-      print_json(pump::to_json(r));
+      print_json(wire::to_json(r));
     } else if (r.status == "already_running") {
       std::cout << *run_name << " is already running; this trigger is queued for after it\n";
     } else {
@@ -126,8 +108,7 @@ void add_pump_commands(CLI::App& app, Globals& g, int& exit_code) {
       "event", "Send an event: every use case whose `on` names it gets a run queued");
   event->add_option("name", *event_name, "The event, e.g. ticket.created")->required();
   event->callback([&g, event_name] {
-    auto h = open_pump(g);
-    auto names = h.pump->event(*event_name);
+    auto names = open_pump(g)->event(*event_name);
     if (g.json) {
       print_json({{"event", *event_name}, {"triggered", names}});
       return;
@@ -152,17 +133,12 @@ void add_pump_commands(CLI::App& app, Globals& g, int& exit_code) {
   auto* off = budget->add_flag("--off", ba->off, "Remove the budget");
   off->excludes(monthly);
   budget->callback([&g, ba, monthly, off] {
-    auto h = open_pump(g);
-    if (monthly->count() > 0 || off->count() > 0) {
-      catalog::AuditEntry a;
-      const char* user = std::getenv("USER");
-      a.actor = user && *user ? user : "cli";
-      a.surface = "cli";
-      h.pump->set_budget(ba->off ? std::nullopt : std::optional<std::int64_t>(ba->monthly), a);
-    }
-    const auto sp = h.pump->spend();
+    auto p = open_pump(g);
+    if (monthly->count() > 0 || off->count() > 0)
+      p->set_budget(ba->off ? std::nullopt : std::optional<std::int64_t>(ba->monthly));
+    const auto sp = p->spend();
     if (g.json) {
-      print_json(pump::to_json(sp));
+      print_json(wire::to_json(sp));
       return;
     }
     std::cout << "this month (since " << iso(sp.month_start) << "): " << sp.used
@@ -188,9 +164,7 @@ void add_pump_commands(CLI::App& app, Globals& g, int& exit_code) {
                    "The text, embedded exactly as given ('-' reads stdin, '@file' a file)")
       ->required();
   embed->callback([&g, ea] {
-    auto h = open_pump(g);
-    auto r = h.pump->embed(ea->name, read_arg_or_file(ea->text));
-    json j = {{"embedding", r.embedding}, {"revision", r.revision}};
+    const json j = wire::to_json(open_pump(g)->embed(ea->name, read_arg_or_file(ea->text)));
     if (g.json) {
       print_json(j);
       return;

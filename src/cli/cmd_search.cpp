@@ -1,7 +1,12 @@
-// quarry search QUERY --kb NAME [--mode ...] and quarry grep PATTERN --kb NAME
+// quarry search QUERY --kb NAME [--mode ...] and quarry grep PATTERN --kb NAME. The flags that
+// were given are gathered into the request object REST and MCP take, and decoded by the same
+// codec (wire/requests.h), so the defaults and bounds are the same on every surface.
+#include <unistd.h>
+
 #include <iostream>
 
 #include "cli/commands.h"
+#include "wire/requests.h"
 
 namespace quarry::cli {
 using nlohmann::json;
@@ -22,8 +27,12 @@ std::string highlight_ranges(const std::string& text,
   return out + text.substr(pos);
 }
 
-void print_search_human(const SearchResponse& r) {
-  for (const auto& d : r.degraded) std::cerr << "note: " << d << "\n";
+// A search that named no mode runs in auto mode; on a KB that simply has no embedder that is
+// keyword search, as the user expects, and saying so on every search would be noise (--json
+// still reports it in `degraded`). A mode the user chose, or another reason, is always noted.
+void print_search_human(const SearchResponse& r, bool mode_given) {
+  for (const auto& d : r.degraded)
+    if (mode_given || d.rfind("no_embedder:", 0) != 0) std::cerr << "note: " << d << "\n";
   if (r.hits.empty()) std::cout << "no hits\n";
   int n = 0;
   for (const auto& h : r.hits) {
@@ -44,62 +53,104 @@ void print_search_human(const SearchResponse& r) {
               r.took_ms);
 }
 
+// Reads a filter given as JSON text, @file or - into the request object (text that is not a
+// JSON object is the codec's to refuse, naming `filter`).
+nlohmann::json filter_value(const std::string& flag) {
+  const std::string text = read_arg_or_file(flag);
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded())
+    throw Error(Code::invalid_argument, "--filter is not valid JSON: " + text,
+                {{"field", "filter"}});
+  return j;
+}
+
+// The value of an option that was given on the command line, into `body[key]`.
+template <typename T>
+void put(nlohmann::json& body, const char* key, const CLI::Option* opt, const T& value) {
+  if (opt->count() > 0) body[key] = value;
+}
+
 }  // namespace
 
 void add_search_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
-  auto sr = std::make_shared<SearchRequest>();
-  auto mode = std::make_shared<std::string>("keyword");
+  struct SearchArgs {
+    std::string kb, query, mode, filter, fusion;
+    int top_k = 0;
+    double min_score = 0, semantic_ratio = 0;
+    bool advanced = false;
+  };
+  auto sa = std::make_shared<SearchArgs>();
   auto* search = app.add_subcommand("search", "Search a knowledge base");
-  search->add_option("query", sr->query, "What to look for")->required();
-  search->add_option("--kb", sr->kb, "Knowledge base")->required();
-  search->add_option("--mode", *mode, "keyword | grep | vector | hybrid | auto")
-      ->check(CLI::IsMember({"keyword", "grep", "vector", "hybrid", "auto"}));
-  search->add_option("--top-k,-k", sr->top_k, "Number of hits (1-1000)");
-  search->add_option("--min-score", sr->min_score, "Drop hits scoring below this (0-1)");
-  search->add_option("--filter", sr->filter_json, "Metadata filter (JSON, §4 language, or @file)");
-  search->add_option("--fusion", sr->fusion, "Hybrid fusion: interpolation | rrf")
-      ->check(CLI::IsMember({"interpolation", "rrf"}));
-  search
-      ->add_option("--semantic-ratio", sr->semantic_ratio,
-                   "Hybrid interpolation weight of the vector side (0-1)")
-      ->check(CLI::Range(0.0, 1.0));
-  search->add_flag("--advanced", sr->advanced,
+  search->add_option("query", sa->query, "What to look for")->required();
+  search->add_option("--kb", sa->kb, "Knowledge base")->required();
+  auto* mode = search->add_option("--mode", sa->mode,
+                                  "auto (default) | keyword | grep | vector | hybrid; auto is "
+                                  "hybrid where the KB has an embedder, else keyword");
+  mode->check(CLI::IsMember({"keyword", "grep", "vector", "hybrid", "auto"}));
+  auto* top_k = search->add_option("--top-k,-k", sa->top_k, "Number of hits (1-1000, default 10)");
+  auto* min_score =
+      search->add_option("--min-score", sa->min_score, "Drop hits scoring below this (0-1)");
+  auto* filter =
+      search->add_option("--filter", sa->filter, "Metadata filter (JSON, §4 language, or @file)");
+  auto* fusion = search->add_option("--fusion", sa->fusion, "Hybrid fusion: interpolation | rrf");
+  fusion->check(CLI::IsMember({"interpolation", "rrf"}));
+  auto* ratio = search->add_option("--semantic-ratio", sa->semantic_ratio,
+                                   "Hybrid interpolation weight of the vector side (0-1)");
+  ratio->check(CLI::Range(0.0, 1.0));
+  search->add_flag("--advanced", sa->advanced,
                    "FTS5 query syntax: \"phrases\", AND/OR/NOT, prefix*, NEAR()");
-  search->callback([&g, sr, mode] {
-    SearchRequest req = *sr;
-    req.mode = mode_from_name(*mode);
-    req.filter_json = read_arg_or_file(req.filter_json);
+  search->callback([&g, sa, mode, top_k, min_score, filter, fusion, ratio] {
+    nlohmann::json body = {{"query", sa->query}};
+    put(body, "mode", mode, sa->mode);
+    put(body, "top_k", top_k, sa->top_k);
+    put(body, "min_score", min_score, sa->min_score);
+    if (filter->count() > 0 && !sa->filter.empty()) body["filter"] = filter_value(sa->filter);
+    put(body, "fusion", fusion, sa->fusion);
+    put(body, "semantic_ratio", ratio, sa->semantic_ratio);
+    if (sa->advanced) body["advanced"] = true;
+    const SearchRequest req = wire::decode_search(body, sa->kb);
     auto r = open_engine(g)->search(req);
     if (g.json)
       print_json(to_json(r));
     else
-      print_search_human(r);
+      print_search_human(r, req.mode.has_value());
   });
 
   struct GrepArgs {
-    GrepRequest req;
-    int context = -1;
+    std::string kb, pattern, filter;
+    bool literal = false, ignore_case = false;
+    int context = 0, before = 0, after = 0, max_matches = 0;
   };
   auto ga = std::make_shared<GrepArgs>();
   auto* grep =
       app.add_subcommand("grep", "Regular-expression (RE2) or literal search over the Markdown");
-  grep->add_option("pattern", ga->req.pattern, "RE2 pattern (or a literal with -F)")->required();
-  grep->add_option("--kb", ga->req.kb, "Knowledge base")->required();
-  grep->add_flag("--fixed-strings,-F", ga->req.literal, "Treat the pattern as a literal string");
-  grep->add_flag("--ignore-case,-i", ga->req.ignore_case, "Case-insensitive");
-  grep->add_option("--context,-C", ga->context, "Lines of context before and after")
-      ->check(CLI::Range(0, 100));
-  grep->add_option("--before-context,-B", ga->req.before_context, "Lines before")
-      ->check(CLI::Range(0, 100));
-  grep->add_option("--after-context,-A", ga->req.after_context, "Lines after")
-      ->check(CLI::Range(0, 100));
-  grep->add_option("--max-matches,-m", ga->req.max_matches, "Stop after this many matching lines")
-      ->check(CLI::Range(1, 1000000));
-  grep->add_option("--filter", ga->req.filter_json, "Only documents whose metadata match (JSON)");
-  grep->callback([&g, ga] {
-    GrepRequest req = ga->req;
-    if (ga->context >= 0) req.before_context = req.after_context = ga->context;
-    req.filter_json = read_arg_or_file(req.filter_json);
+  grep->add_option("pattern", ga->pattern, "RE2 pattern (or a literal with -F)")->required();
+  grep->add_option("--kb", ga->kb, "Knowledge base")->required();
+  grep->add_flag("--fixed-strings,-F", ga->literal, "Treat the pattern as a literal string");
+  grep->add_flag("--ignore-case,-i", ga->ignore_case, "Case-insensitive");
+  auto* context =
+      grep->add_option("--context,-C", ga->context, "Lines of context before and after (0-100)");
+  auto* before = grep->add_option("--before-context,-B", ga->before, "Lines before (0-100)");
+  auto* after = grep->add_option("--after-context,-A", ga->after, "Lines after (0-100)");
+  auto* max_matches = grep->add_option("--max-matches,-m", ga->max_matches,
+                                       "Stop after this many matching lines (1-100000, default "
+                                       "1000)");
+  auto* gfilter =
+      grep->add_option("--filter", ga->filter, "Only documents whose metadata match (JSON)");
+  grep->callback([&g, ga, context, before, after, max_matches, gfilter] {
+    nlohmann::json body = {{"pattern", ga->pattern}};
+    if (ga->literal) body["literal"] = true;
+    if (ga->ignore_case) body["ignore_case"] = true;
+    // -C sets both sides and wins over -A/-B, as it always has here (docs/cli.md).
+    if (context->count() > 0) {
+      body["context"] = ga->context;
+    } else {
+      put(body, "before_context", before, ga->before);
+      put(body, "after_context", after, ga->after);
+    }
+    put(body, "max_matches", max_matches, ga->max_matches);
+    if (gfilter->count() > 0 && !ga->filter.empty()) body["filter"] = filter_value(ga->filter);
+    const GrepRequest req = wire::decode_grep(body, ga->kb);
     auto r = open_engine(g)->grep(req);
     if (g.json) {
       print_json(to_json(r));

@@ -1,4 +1,4 @@
-// quarry secret set|list|delete — API keys and DSNs, encrypted at rest (core/secret_store.h).
+// quarry secret set|list|delete — API keys and DSNs, encrypted at rest (quarry/secrets.h).
 // A value is only ever read from stdin (never argv, which `ps` and shell history show) and is
 // never printed.
 #include <termios.h>
@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
-#include "core/secret_store.h"
+#include "quarry/secrets.h"
 
 namespace quarry::cli {
 namespace {
@@ -64,15 +64,14 @@ void add_secret_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
       "set", "Store a secret; the value is read from stdin (prompted without echo on a terminal)");
   set->add_option("name", *name, "Secret name, e.g. OPENAI_API_KEY")->required();
   set->callback([&g, name] {
-    core::SecretStore store(g.data_dir);
     // Refuse a bad name before prompting, not after the user has pasted the key.
-    if (!core::SecretStore::valid_name(*name))
+    if (!valid_secret_name(*name))
       throw Error(Code::invalid_argument,
                   "invalid secret name '" + *name +
                       "': use letters, digits and '_', not starting with a digit (e.g. "
                       "OPENAI_API_KEY)",
                   {{"field", "name"}});
-    store.set(*name, read_secret_value(*name));
+    set_secret(g.data_dir, *name, read_secret_value(*name));
     if (g.json)
       print_json({{"name", *name}, {"stored", true}});
     else
@@ -81,7 +80,7 @@ void add_secret_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
 
   auto* list = secret->add_subcommand("list", "List secret names (never values)");
   list->callback([&g] {
-    auto names = core::SecretStore(g.data_dir).names();
+    auto names = secret_names(g.data_dir);
     if (g.json) {
       print_json({{"secrets", names}});
       return;
@@ -94,7 +93,7 @@ void add_secret_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
   auto* del = secret->add_subcommand("delete", "Delete a secret");
   del->add_option("name", *del_name, "Secret name")->required();
   del->callback([&g, del_name] {
-    if (!core::SecretStore(g.data_dir).remove(*del_name))
+    if (!delete_secret(g.data_dir, *del_name))
       throw Error(Code::not_found, "no secret named " + *del_name + " (see `quarry secret list`)",
                   {{"name", *del_name}});
     if (g.json)

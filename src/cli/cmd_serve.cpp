@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "cli/commands.h"
-#include "server/http_server.h"
+#include "server/serve.h"
 
 namespace quarry::cli {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "quarry/engine.h"
-#include "server/wire.h"
+#include "wire/wire.h"
 
 namespace quarry::cli {
 

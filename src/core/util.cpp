@@ -1,11 +1,14 @@
 #include "core/util.h"
 
 #include <openssl/evp.h>
-#include <sodium.h>
+#include <openssl/rand.h>
+#include <pwd.h>
+#include <unistd.h>
 
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <mutex>
 #include <random>
@@ -95,10 +98,25 @@ std::string sha256_hex(std::string_view bytes) {
 }
 
 std::string random_hex(std::size_t bytes) {
-  if (sodium_init() < 0) throw Error(Code::internal, "libsodium failed to initialise");
   std::string raw(bytes, '\0');
-  randombytes_buf(raw.data(), raw.size());
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(raw.size())) != 1)
+    throw Error(Code::internal, "the system's random number generator failed");
   return to_hex(raw);
+}
+
+bool valid_secret_name(std::string_view n) {
+  if (n.empty() || n.size() > 64) return false;
+  auto alpha = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
+  if (!alpha(n[0])) return false;
+  for (char c : n)
+    if (!alpha(c) && !(c >= '0' && c <= '9')) return false;
+  return true;
+}
+
+std::string os_user() {
+  if (const char* u = std::getenv("USER"); u && *u) return u;
+  if (const passwd* pw = getpwuid(getuid())) return pw->pw_name;
+  return "unknown";
 }
 
 std::int64_t now_ms() {

@@ -17,8 +17,15 @@ std::string new_uuid();
 std::string sha256_hex(std::string_view bytes);
 // Lower-case hex of bytes.
 std::string to_hex(std::string_view bytes);
-// `bytes` cryptographically random bytes as hex (libsodium), for secrets such as tokens.
+// `bytes` cryptographically random bytes as hex (OpenSSL's CSPRNG), for secrets such as tokens.
 std::string random_hex(std::size_t bytes);
+
+// Secret names: [A-Za-z_][A-Za-z0-9_]{0,63}, the shape of an environment variable, so a secret
+// can fall back to the variable of the same name (the secret store; configs that name a secret).
+bool valid_secret_name(std::string_view name);
+
+// Who runs this process, for the audit log: $USER, else the account's name, else "unknown".
+std::string os_user();
 
 // Wall clock: milliseconds since the epoch, and RFC 3339 UTC with milliseconds.
 std::int64_t now_ms();

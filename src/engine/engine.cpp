@@ -1,21 +1,18 @@
 // Engine: the library facade (include/quarry/engine.h) over the catalog, the write path
 // (ingest/), the retrieval modes (search/) and the vector lifecycle (lifecycle/). This file:
 // opening a data directory, the caller's identity, the index lifecycle, activity and tokens.
-#include <pwd.h>
-#include <unistd.h>
-
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "catalog/writer_lock.h"
 #include "convert/converter.h"
 #include "core/kb_config.h"
-#include "core/secret_store.h"
 #include "core/util.h"
 #include "engine/engine_impl.h"
 #include "engine/tokens.h"
 #include "ingest/staging.h"
 #include "lifecycle/scheduler.h"
+#include "secrets/secret_store.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -27,12 +24,6 @@ std::unique_ptr<Engine> Engine::open(const EngineOptions& options) {
 }
 
 namespace engine {
-
-std::string default_actor() {
-  if (const char* u = std::getenv("USER"); u && *u) return u;
-  if (const passwd* pw = getpwuid(getuid())) return pw->pw_name;
-  return "unknown";
-}
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -65,7 +56,7 @@ Document to_document(const catalog::DocumentRow& r, const core::Layout& layout) 
 EngineImpl::EngineImpl(const EngineOptions& o) : opts_(o) {
   if (opts_.data_dir.empty())
     throw Error(Code::invalid_argument, "data directory is empty", {{"field", "data_dir"}});
-  if (opts_.actor.empty()) opts_.actor = default_actor();
+  if (opts_.actor.empty()) opts_.actor = core::os_user();
   std::error_code ec;
   fs::create_directories(opts_.data_dir, ec);
   if (ec)
@@ -74,7 +65,7 @@ EngineImpl::EngineImpl(const EngineOptions& o) : opts_(o) {
   layout_.data_dir = fs::canonical(opts_.data_dir).string();
   cat_ = catalog::Catalog::open(layout_.catalog_path());
   vectors_ = std::make_unique<lifecycle::Vectors>(layout_.data_dir, *cat_,
-                                                  core::secret_lookup(layout_.data_dir));
+                                                  secrets::secret_lookup(layout_.data_dir));
   // Staged files are orphans of a crash only if no writer holds the lock; a reader never
   // waits for one: if the lock is busy, the live writer's files are left alone.
   if (ingest::has_staged_files(layout_)) {
@@ -182,7 +173,7 @@ std::optional<TokenInfo> EngineImpl::authenticate(const std::string& secret) {
 }
 
 void EngineImpl::set_identity(const std::string& actor, const std::string& surface) {
-  opts_.actor = actor.empty() ? default_actor() : actor;
+  opts_.actor = actor.empty() ? core::os_user() : actor;
   opts_.surface = surface;
 }
 

@@ -32,7 +32,6 @@ struct Kb {
   KbConfig config;
 };
 
-std::string default_actor();
 double ms_since(std::chrono::steady_clock::time_point t0);
 Document to_document(const catalog::DocumentRow& r, const core::Layout& layout);
 

@@ -2,7 +2,7 @@
 // thread pool; each route of routes.h is registered from the table, authenticated, checked
 // against its scope and KB *before* its handler looks anything up, and answered with the one
 // error envelope. Request counters and latencies feed /metrics.
-#include "server/http_server.h"
+#include "server/serve.h"
 
 #include <arpa/inet.h>
 
@@ -17,13 +17,11 @@
 #include <regex>
 #include <thread>
 
-#include "core/secret_store.h"
-#include "pump/pump.h"
-#include "pump/scheduler.h"
+#include "quarry/pump.h"
 #include "server/mcp.h"
 #include "server/rest.h"
 #include "server/routes.h"
-#include "server/wire.h"
+#include "wire/wire.h"
 
 namespace quarry::server {
 
@@ -153,8 +151,7 @@ class HttpServerImpl final : public HttpServer {
     }
     state_ = std::make_unique<ServerState>(ServerState{
         *pool_, nullptr, std::chrono::steady_clock::now(), kOpenApiJson, {}, {}, nullptr});
-    state_->pump_providers =
-        std::make_shared<pump::ProviderCache>(data_dir_, core::secret_lookup(data_dir_));
+    state_->pump_providers = make_pump_providers(data_dir_);
     state_->http_metrics = [this] { return metrics_.text(); };
     if (o.mcp) {
       McpOptions mo;
@@ -239,11 +236,10 @@ class HttpServerImpl final : public HttpServer {
     }
     if (o.pump) {
       pool_->acquire("local", "server");  // opening one creates the data dir and its catalog
-      pump::SchedulerOptions po;
+      PumpSchedulerOptions po;
       po.data_dir = data_dir_;
-      po.secret = core::secret_lookup(data_dir_);
       po.providers = state_->pump_providers;
-      pump_ = std::make_unique<pump::Scheduler>(po);
+      pump_ = PumpScheduler::start(po);
       state_->pump_scheduler = pump_.get();
     }
   }
@@ -393,7 +389,7 @@ class HttpServerImpl final : public HttpServer {
   std::unique_ptr<ServerState> state_;
   std::unique_ptr<McpServer> mcp_;
   std::unique_ptr<Indexer> indexer_;
-  std::unique_ptr<pump::Scheduler> pump_;
+  std::unique_ptr<PumpScheduler> pump_;
   HttpMetrics metrics_;
 };
 

@@ -8,12 +8,12 @@
 // "error[code]: message" and structuredContent {"error": {code, message, details}}, so the
 // model sees it and can correct its call.
 #include "server/mcp.h"
-#include "core/util.h"
+#include "quarry/util.h"
 
 #include <algorithm>
 
 #include "server/mcp_tools.h"
-#include "server/wire.h"
+#include "wire/wire.h"
 
 namespace quarry::server {
 using nlohmann::json;
@@ -80,7 +80,7 @@ json tool_error(const Error& e) {
 }
 
 std::string random_id() {
-  return core::random_hex(16);  // 128 bits
+  return random_hex(16);  // 128 bits
 }
 
 // "quarry://<kb>/<doc-id>" -> {kb, doc-id}.

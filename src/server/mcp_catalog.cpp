@@ -3,6 +3,7 @@
 // the agent's only manual, so they say when to use a tool and how the tools chain (search or
 // grep -> read_document with the hit's range).
 #include "server/mcp_tools.h"
+#include "wire/requests.h"
 
 namespace quarry::server::mcp {
 
@@ -56,11 +57,11 @@ json in_search(const McpOptions& o) {
        {"mode",
         {{"type", "string"},
          {"enum", {"auto", "keyword", "vector", "hybrid", "grep"}},
-         {"default", "auto"},
+         {"default", mode_name(kDefaultMode)},
          {"description",
           "auto: hybrid where the KB has an embedder, else keyword. keyword: BM25. vector: "
           "semantic. hybrid: both fused. grep: regular expression over chunks"}}},
-       {"top_k", int_prop("Number of hits", 1, 1000, 10)},
+       {"top_k", int_prop("Number of hits", 1, wire::kTopKMax, wire::kTopKDefault)},
        {"filter", filter_prop()},
        {"min_score", {{"type", "number"}, {"minimum", 0}, {"maximum", 1}}},
        {"fusion", {{"type", "string"}, {"enum", {"interpolation", "rrf"}}}},
@@ -74,9 +75,14 @@ json in_grep(const McpOptions& o) {
                {{"pattern", prop("string", "RE2 regular expression (or text with literal=true)")},
                 {"literal", prop("boolean", "Match the pattern as plain text")},
                 {"ignore_case", prop("boolean", "Case-insensitive")},
-                {"before_context", int_prop("Lines of context before each match", 0, 50, 0)},
-                {"after_context", int_prop("Lines of context after each match", 0, 50, 0)},
-                {"max_matches", int_prop("Stop after this many matching lines", 1, 10000, 100)},
+                {"context",
+                 int_prop("Lines of context before and after each match", 0, wire::kContextMax, 0)},
+                {"before_context", int_prop("Lines of context before each match (default: context)",
+                                            0, wire::kContextMax, 0)},
+                {"after_context", int_prop("Lines of context after each match (default: context)",
+                                           0, wire::kContextMax, 0)},
+                {"max_matches", int_prop("Stop after this many matching lines", 1,
+                                         wire::kMaxMatchesMax, wire::kMaxMatchesDefault)},
                 {"filter", filter_prop()}},
                {"pattern"});
 }
@@ -110,11 +116,14 @@ json in_add(const McpOptions& o) {
                          "Name with an extension that picks the converter: .md, .txt, "
                          ".html, .csv, source code...")},
        {"content", prop("string", "The document's text")},
+       {"content_base64", prop("string",
+                               "The document's bytes in base64, for binary formats (.pdf, "
+                               ".docx); instead of content")},
        {"metadata", prop("object", "Metadata stored with the document (filters match on it)")},
        {"replace", prop("boolean",
                         "Update the document of the same filename in place if its content "
                         "changed (else a changed file of the same name is a conflict)")}},
-      {"filename", "content"});
+      {"filename"});
 }
 json in_edit(const McpOptions& o) {
   return input(o,
@@ -208,8 +217,9 @@ const char* kStatus =
     "vector progress) or of one document (doc_id). Vectors are built in the background after "
     "writes: poll this before relying on vector or hybrid search.";
 const char* kAdd =
-    "Add a document from text: it is converted to Markdown by its filename's extension, chunked "
-    "and keyword-indexed at once; vectors follow in the background. The same filename with "
+    "Add a document from text (content) or bytes (content_base64): it is converted to Markdown "
+    "by its filename's extension, chunked and keyword-indexed at once; vectors follow in the "
+    "background. The same filename with "
     "changed content needs replace=true.";
 const char* kEdit =
     "Replace a document's Markdown body. The document keeps its id; it is re-chunked and "

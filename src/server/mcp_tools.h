@@ -12,33 +12,27 @@
 #include <vector>
 
 #include "server/mcp.h"
+#include "wire/fields.h"
 
 namespace quarry::server::mcp {
 using nlohmann::json;
 
-// Typed access to a tool's `arguments`. Every failure is Error(invalid_argument) naming the
-// field: the agent sees it as a tool error it can correct (MCP 2025-11-25 asks for input
-// validation errors as tool results, not protocol errors). `null` counts as absent, since
-// some clients send every optional argument.
-class Args {
+// Typed access to a tool's `arguments`, by the codec's rules (wire/fields.h): every failure is
+// Error(invalid_argument) naming the field, which the agent sees as a tool error it can correct
+// (MCP 2025-11-25 asks for input validation errors as tool results, not protocol errors);
+// `null` counts as absent, since some clients send every optional argument.
+class Args : public wire::Fields {
  public:
   // Refuses keys the tool's input schema does not name (a typo would otherwise be ignored).
   Args(const json& arguments, const json& input_schema);
 
-  bool has(const char* name) const;
-  std::string required_string(const char* name) const;
-  std::optional<std::string> string(const char* name) const;
-  std::optional<std::int64_t> integer(const char* name, std::int64_t min, std::int64_t max) const;
-  std::optional<double> number(const char* name, double min, double max) const;
-  bool flag(const char* name, bool fallback) const;
-  // A JSON object argument as JSON text ("" when absent), e.g. a §4 filter or metadata.
-  std::string object_text(const char* name) const;
   // The knowledge base: the `kb` argument, or the server's --kb when it has one (another
   // name is then refused with `forbidden`).
   std::string kb(const McpOptions& opts) const;
+  // The arguments without `kb`, for the codec's request decoders (wire/requests.h).
+  json request() const;
 
  private:
-  const json* get(const char* name) const;
   const json& args_;
 };
 

@@ -7,7 +7,8 @@
 #include <sstream>
 
 #include "server/mcp_tools.h"
-#include "server/wire.h"
+#include "wire/requests.h"
+#include "wire/wire.h"
 
 namespace quarry::server::mcp {
 
@@ -143,10 +144,7 @@ json doc_status_json(const Document& d) {
 }  // namespace
 
 json document_json(const Document& d) {
-  json j = wire::to_json(d);
-  j.erase("markdown_path");
-  j.erase("raw_path");
-  return j;
+  return wire::remote_document_json(d);
 }
 
 ToolOutput run_list_knowledge_bases(const ToolCall& c) {
@@ -160,33 +158,20 @@ ToolOutput run_list_knowledge_bases(const ToolCall& c) {
   return {{{"knowledge_bases", arr}}, text_kbs(visible)};
 }
 
+// search and grep decode their arguments with the codec, as REST and the CLI do: the same
+// defaults (mode auto, max_matches 1000) and bounds on every surface.
 ToolOutput run_search(const ToolCall& c) {
-  SearchRequest r;
-  r.kb = c.args.kb(c.opts);
-  require(c.who, Scope::read, r.kb);
-  r.query = c.args.required_string("query");
-  r.mode = mode_from_name(c.args.string("mode").value_or("auto"));
-  r.top_k = static_cast<int>(c.args.integer("top_k", 1, 1000).value_or(10));
-  r.filter_json = c.args.object_text("filter");
-  r.min_score = c.args.number("min_score", 0, 1).value_or(0);
-  r.fusion = c.args.string("fusion");
-  r.semantic_ratio = c.args.number("semantic_ratio", 0, 1);
-  r.advanced = c.args.flag("advanced", false);
+  const std::string kb = c.args.kb(c.opts);
+  require(c.who, Scope::read, kb);
+  const SearchRequest r = wire::decode_search(c.args.request(), kb);
   SearchResponse resp = lease(c)->search(r);
   return {wire::to_json(resp), text_search(resp)};
 }
 
 ToolOutput run_grep(const ToolCall& c) {
-  GrepRequest r;
-  r.kb = c.args.kb(c.opts);
-  require(c.who, Scope::read, r.kb);
-  r.pattern = c.args.required_string("pattern");
-  r.literal = c.args.flag("literal", false);
-  r.ignore_case = c.args.flag("ignore_case", false);
-  r.before_context = static_cast<int>(c.args.integer("before_context", 0, 50).value_or(0));
-  r.after_context = static_cast<int>(c.args.integer("after_context", 0, 50).value_or(0));
-  r.max_matches = static_cast<std::size_t>(c.args.integer("max_matches", 1, 10000).value_or(100));
-  r.filter_json = c.args.object_text("filter");
+  const std::string kb = c.args.kb(c.opts);
+  require(c.who, Scope::read, kb);
+  const GrepRequest r = wire::decode_grep(c.args.request(), kb);
   GrepResponse resp = lease(c)->grep(r);
   return {wire::to_json(resp), text_grep(resp)};
 }

@@ -4,7 +4,8 @@
 // every write made through MCP (SPEC §10). After a write the server's indexer is poked
 // (McpOptions::on_write) so vectors follow without waiting for its next interval.
 #include "server/mcp_tools.h"
-#include "server/wire.h"
+#include "wire/requests.h"
+#include "wire/wire.h"
 
 namespace quarry::server::mcp {
 
@@ -23,16 +24,12 @@ void written(const ToolCall& c, const std::string& kb) {
 
 ToolOutput run_add_document(const ToolCall& c) {
   const std::string kb = c.args.kb(c.opts);
-  const std::string filename = c.args.required_string("filename");
-  auto content = c.args.string("content");
-  if (!content)
-    throw Error(Code::invalid_argument, "argument 'content' is required: the document's text",
-                {{"field", "content"}});
-  IngestOptions o;
-  o.replace = c.args.flag("replace", false);
-  o.metadata_json = c.args.object_text("metadata");
+  // The upload as REST decodes it: filename, content or content_base64, metadata, replace.
+  wire::UploadBatch batch = wire::decode_upload(c.args.request());
+  const wire::Upload& u = batch.uploads.front();
+  const std::string& filename = u.filename;
   auto e = writer(c, kb);
-  IngestItem item = e->ingest_bytes(kb, filename, *content, o);
+  IngestItem item = e->ingest_bytes(kb, filename, u.bytes, batch.options);
   if (item.status == "failed")  // ingest_bytes throws; a failed item is kept as an error too
     throw Error(code_from_name(item.code), item.message, {{"filename", filename}});
   if (item.status != "unchanged") written(c, kb);

@@ -14,7 +14,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "core/util.h"
+#include "quarry/util.h"
 #include "server/mcp.h"
 #include "server/mcp_tools.h"
 
@@ -83,8 +83,8 @@ McpHttpReply post(McpServer& server, const std::string& body, const std::string&
   if (!content_type.empty() && media.find("application/json") == std::string::npos)
     return error_reply(415, -32700, Code::invalid_argument,
                        "POST /mcp takes Content-Type: application/json");
-  json payload = core::json_nesting_within(body, 160) ? json::parse(body, nullptr, false)
-                                                      : json(json::value_t::discarded);
+  json payload = json_nesting_within(body, 160) ? json::parse(body, nullptr, false)
+                                                : json(json::value_t::discarded);
   if (payload.is_discarded())
     return error_reply(400, -32700, Code::invalid_argument, "the request body is not valid JSON");
   const bool init = is_initialize(payload);
@@ -108,8 +108,8 @@ int run_stdio(McpServer& server, std::istream& in, std::ostream& out, const Prin
   while (std::getline(in, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
-    json msg = core::json_nesting_within(line, 160) ? json::parse(line, nullptr, false)
-                                                    : json(json::value_t::discarded);
+    json msg = json_nesting_within(line, 160) ? json::parse(line, nullptr, false)
+                                              : json(json::value_t::discarded);
     std::optional<json> reply;
     if (msg.is_discarded())
       reply = json{{"jsonrpc", "2.0"},

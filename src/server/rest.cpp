@@ -1,19 +1,17 @@
-// REST handlers (SPEC §9). Each one parses and validates its input strictly (unknown body keys
-// are errors naming the key), calls the Engine and renders the result with wire.h, so REST,
-// MCP and the CLI's --json agree on every shape (docs/openapi.json describes them).
+// REST handlers (SPEC §9). Each one decodes its input with the request codec (wire/requests.h:
+// the same fields, defaults and bounds as MCP and the CLI; unknown body keys are errors naming
+// the key), calls the Engine and renders the result with wire/wire.h, so REST, MCP and the CLI's
+// --json agree on every shape (docs/openapi.json describes them).
 #include "server/rest.h"
 
-#include <sodium.h>
-
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
-#include <initializer_list>
 #include <nlohmann/json.hpp>
 
-#include "core/util.h"
 #include "server/rest_helpers.h"
-#include "server/wire.h"
+#include "wire/fields.h"
+#include "wire/requests.h"
+#include "wire/wire.h"
 
 namespace quarry::server {
 namespace {
@@ -31,31 +29,15 @@ void poke(ServerState& s, const std::string& kb) {
   if (s.indexer) s.indexer->poke(kb);
 }
 
-// A document as REST shows it: server file paths are not the caller's business.
 json document_json(const Document& d) {
-  json j = wire::to_json(d);
-  j.erase("markdown_path");
-  j.erase("raw_path");
-  return j;
+  return wire::remote_document_json(d);
 }
 
 json reindex_state(ServerState& s, const std::string& kb) {
-  json j = {{"kb", kb},        {"running", false},          {"progress", nullptr},
-            {"last", nullptr}, {"consecutive_failures", 0}, {"next_attempt", nullptr}};
-  if (!s.indexer) return j;
-  auto all = s.indexer->state();
-  auto it = all.find(kb);
-  if (it == all.end()) return j;
-  const auto& st = it->second;
-  j["running"] = st.running;
-  if (st.progress) j["progress"] = wire::to_json(*st.progress);
-  if (st.last) j["last"] = wire::to_json(*st.last);
-  j["consecutive_failures"] = st.consecutive_failures;
-  if (st.consecutive_failures > 0)
-    j["next_attempt"] = core::iso8601_utc(
-        std::chrono::duration_cast<std::chrono::milliseconds>(st.next_attempt.time_since_epoch())
-            .count());
-  return j;
+  if (!s.indexer) return wire::reindex_state_json(kb, nullptr);
+  const auto all = s.indexer->state();
+  const auto it = all.find(kb);
+  return wire::reindex_state_json(kb, it == all.end() ? nullptr : &it->second);
 }
 
 json kb_status(ServerState& s, const KbInfo& k) {
@@ -171,15 +153,11 @@ ApiReply list_kbs(ServerState& s, const ApiRequest& r) {
 }
 
 ApiReply create_kb(ServerState& s, const ApiRequest& r) {
-  json b = body_object(r, {"name", "config", "description"});
-  std::string name = str_field(b, "name", true);
-  require(r.who, Scope::admin, name);
-  json config = b.value("config", json::object());
-  if (!config.is_object()) throw bad("config", "'config' must be a JSON object");
-  if (b.contains("description")) config["description"] = str_field(b, "description", false);
-  check_outbound_settings(r, config.dump());
+  const wire::KbCreate c = wire::decode_kb_create(body_object(r));
+  require(r.who, Scope::admin, c.name);
+  check_outbound_settings(r, c.config_json);
   auto e = engine(s, r);
-  return reply(wire::to_json(e->create_kb(name, config.dump())), 201);
+  return reply(wire::to_json(e->create_kb(c.name, c.config_json)), 201);
 }
 
 ApiReply get_kb(ServerState& s, const ApiRequest& r) {
@@ -188,24 +166,11 @@ ApiReply get_kb(ServerState& s, const ApiRequest& r) {
 }
 
 ApiReply update_kb(ServerState& s, const ApiRequest& r) {
-  json b = body_object(r, {"settings", "cutover"});
-  if (!b.contains("settings") || !b["settings"].is_object() || b["settings"].empty())
-    throw bad("settings", "'settings' must be a non-empty object of \"key\": value pairs");
-  std::vector<std::pair<std::string, std::string>> settings;
-  for (const auto& [k, v] : b["settings"].items()) {
-    if (v.is_string())
-      settings.emplace_back(k, v.get<std::string>());
-    else if (v.is_number() || v.is_boolean())
-      settings.emplace_back(k, v.dump());
-    else
-      throw bad(k, "setting '" + k + "' must be a string, number or boolean");
-  }
+  const json b = body_object(r);
+  const wire::KbChange c = wire::decode_kb_change(b);
   check_outbound_settings(r, b["settings"].dump());
-  std::string cutover = str_field(b, "cutover", false, "on-complete");
-  if (cutover != "on-complete" && cutover != "immediate")
-    throw bad("cutover", "'cutover' must be on-complete or immediate");
   auto e = engine(s, r);
-  KbInfo k = e->set_kb(kb_of(r), settings, cutover == "immediate");
+  KbInfo k = e->set_kb(kb_of(r), c.settings, c.cutover_immediate);
   poke(s, k.name);
   return reply(wire::to_json(k));
 }
@@ -235,57 +200,17 @@ ApiReply list_documents(ServerState& s, const ApiRequest& r) {
        {"next_cursor", page.next_cursor.empty() ? json(nullptr) : json(page.next_cursor)}});
 }
 
-std::string decode_base64(const std::string& in) {
-  std::string out(in.size() / 4 * 3 + 3, '\0');
-  std::size_t len = 0;
-  if (sodium_base642bin(reinterpret_cast<unsigned char*>(out.data()), out.size(), in.data(),
-                        in.size(), " \r\n", &len, nullptr, sodium_base64_VARIANT_ORIGINAL) != 0)
-    throw bad("content_base64", "'content_base64' is not valid base64");
-  out.resize(len);
-  return out;
-}
-
-std::string metadata_text(const json& m, const char* field) {
-  if (m.is_null()) return "";
-  if (!m.is_object()) throw bad(field, std::string("'") + field + "' must be a JSON object");
-  return m.dump();
-}
-
 ApiReply add_documents(ServerState& s, const ApiRequest& r) {
-  struct Upload {
-    std::string filename, bytes;
-  };
-  std::vector<Upload> uploads;
-  IngestOptions opts;
+  wire::UploadBatch batch;
   if (r.content_type.rfind("multipart/form-data", 0) == 0) {
-    for (const auto& [k, v] : r.fields) {
-      if (k == "metadata") {
-        json m = json::parse(v, nullptr, false);
-        if (m.is_discarded()) throw bad("metadata", "'metadata' must be JSON object text");
-        opts.metadata_json = metadata_text(m, "metadata");
-      } else if (k == "replace") {
-        if (v != "true" && v != "false") throw bad("replace", "'replace' must be true or false");
-        opts.replace = v == "true";
-      } else {
-        throw bad(k, "unknown form field '" + k + "' (expected file, metadata, replace)");
-      }
-    }
-    for (const auto& f : r.files) {
-      if (f.field != "file") throw bad(f.field, "file parts must be named 'file'");
-      uploads.push_back({f.filename, f.content});
-    }
-    if (uploads.empty()) throw bad("file", "the form has no 'file' part");
+    std::vector<wire::FormFile> files;
+    for (const auto& f : r.files) files.push_back({f.field, f.filename, f.content});
+    batch = wire::decode_upload_form(r.fields, files);
   } else {
-    json b = body_object(r, {"filename", "content", "content_base64", "metadata", "replace"});
-    std::string filename = str_field(b, "filename", true);
-    bool text = b.contains("content"), b64 = b.contains("content_base64");
-    if (text == b64) throw bad("content", "give exactly one of 'content' and 'content_base64'");
-    std::string bytes =
-        text ? str_field(b, "content", true) : decode_base64(str_field(b, "content_base64", true));
-    if (b.contains("metadata")) opts.metadata_json = metadata_text(b["metadata"], "metadata");
-    opts.replace = bool_field(b, "replace", false);
-    uploads.push_back({filename, std::move(bytes)});
+    batch = wire::decode_upload(body_object(r));
   }
+  auto& uploads = batch.uploads;
+  const IngestOptions& opts = batch.options;
   IngestReport report;
   const auto t0 = std::chrono::steady_clock::now();
   {
@@ -325,8 +250,7 @@ ApiReply add_documents(ServerState& s, const ApiRequest& r) {
 }
 
 ApiReply delete_documents_where(ServerState& s, const ApiRequest& r) {
-  json b = body_object(r, {"filter"});
-  std::string filter = filter_field(b);
+  const std::string filter = wire::Fields(body_object(r), {"filter"}).object_text("filter");
   if (filter.empty() || filter == "{}")
     throw bad("filter", "'filter' is required and must not be empty (it would delete everything)");
   auto e = engine(s, r);
@@ -349,8 +273,8 @@ ApiReply get_document_markdown(ServerState& s, const ApiRequest& r) {
 }
 
 ApiReply edit_document(ServerState& s, const ApiRequest& r) {
-  json b = body_object(r, {"markdown"});
-  std::string md = str_field(b, "markdown", true);
+  const std::string md =
+      wire::Fields(body_object(r), {"markdown"}).required_string("markdown", true);
   auto e = engine(s, r);
   Document d = e->edit_document(kb_of(r), r.path.at("id"), md);
   poke(s, kb_of(r));
@@ -374,35 +298,13 @@ ApiReply reconvert_document(ServerState& s, const ApiRequest& r) {
 // --- retrieval ---------------------------------------------------------------------------------
 
 ApiReply search(ServerState& s, const ApiRequest& r) {
-  json b = body_object(
-      r, {"query", "mode", "top_k", "min_score", "filter", "fusion", "semantic_ratio", "advanced"});
-  SearchRequest q;
-  q.kb = kb_of(r);
-  q.query = str_field(b, "query", true);
-  q.mode = mode_from_name(str_field(b, "mode", false, "keyword"));
-  q.top_k = int_field(b, "top_k", 10, 1, 1000);
-  q.min_score = num_field(b, "min_score", 0, 0, 1);
-  q.filter_json = filter_field(b);
-  if (b.contains("fusion")) q.fusion = str_field(b, "fusion", true);
-  if (b.contains("semantic_ratio")) q.semantic_ratio = num_field(b, "semantic_ratio", 0, 0, 1);
-  q.advanced = bool_field(b, "advanced", false);
+  const SearchRequest q = wire::decode_search(body_object(r), kb_of(r));
   auto e = engine(s, r);
   return reply(wire::to_json(e->search(q)));
 }
 
 ApiReply grep(ServerState& s, const ApiRequest& r) {
-  json b = body_object(r, {"pattern", "literal", "ignore_case", "before_context", "after_context",
-                           "context", "max_matches", "filter"});
-  GrepRequest q;
-  q.kb = kb_of(r);
-  q.pattern = str_field(b, "pattern", true);
-  q.literal = bool_field(b, "literal", false);
-  q.ignore_case = bool_field(b, "ignore_case", false);
-  int ctx = int_field(b, "context", 0, 0, 100);
-  q.before_context = int_field(b, "before_context", ctx, 0, 100);
-  q.after_context = int_field(b, "after_context", ctx, 0, 100);
-  q.max_matches = static_cast<std::size_t>(int_field(b, "max_matches", 1000, 1, 100000));
-  q.filter_json = filter_field(b);
+  const GrepRequest q = wire::decode_grep(body_object(r), kb_of(r));
   auto e = engine(s, r);
   return reply(wire::to_json(e->grep(q)));
 }
@@ -416,7 +318,7 @@ ApiReply get_reindex(ServerState& s, const ApiRequest& r) {
 }
 
 ApiReply start_reindex(ServerState& s, const ApiRequest& r) {
-  body_object(r, {}, /*may_be_empty=*/true);
+  wire::Fields(body_object(r, /*may_be_empty=*/true), {});
   {
     auto e = engine(s, r);
     e->describe_kb(kb_of(r));
@@ -448,17 +350,18 @@ ApiReply list_tokens(ServerState& s, const ApiRequest& r) {
 
 ApiReply create_token(ServerState& s, const ApiRequest& r) {
   require_unlimited_admin(r);
-  json b = body_object(r, {"name", "scope", "kbs"});
+  const json b = body_object(r);
+  const wire::Fields f(b, {"name", "scope", "kbs"});
   std::vector<std::string> kbs;
-  if (b.contains("kbs")) {
-    if (!b["kbs"].is_array()) throw bad("kbs", "'kbs' must be an array of KB names");
-    for (const auto& k : b["kbs"]) {
+  if (const json* list = f.get("kbs")) {
+    if (!list->is_array()) throw bad("kbs", "'kbs' must be an array of KB names");
+    for (const auto& k : *list) {
       if (!k.is_string()) throw bad("kbs", "'kbs' must be an array of KB names");
       kbs.push_back(k.get<std::string>());
     }
   }
   auto e = engine(s, r);
-  NewToken t = e->create_token(str_field(b, "name", true), str_field(b, "scope", true), kbs);
+  NewToken t = e->create_token(f.required_string("name"), f.required_string("scope"), kbs);
   return reply({{"token", wire::to_json(t.token)}, {"secret", t.secret}}, 201);
 }
 

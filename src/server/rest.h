@@ -11,13 +11,9 @@
 #include <vector>
 
 #include "quarry/indexer.h"
+#include "quarry/pump.h"
 #include "server/auth.h"
 #include "server/engine_pool.h"
-
-namespace quarry::pump {
-class ProviderCache;
-class Scheduler;
-}  // namespace quarry::pump
 
 namespace quarry::server {
 
@@ -52,8 +48,8 @@ struct ServerState {
   std::function<std::string()> http_metrics;
   // The embedding pump (SPEC §8): providers shared with the scheduler, which runs what
   // triggers queue (null when the server runs without it).
-  std::shared_ptr<pump::ProviderCache> pump_providers;
-  pump::Scheduler* pump_scheduler = nullptr;
+  std::shared_ptr<PumpProviders> pump_providers;
+  PumpScheduler* pump_scheduler = nullptr;
 };
 
 using RestHandler = ApiReply (*)(ServerState&, const ApiRequest&);

@@ -5,13 +5,10 @@
 #include <memory>
 #include <string>
 
-#include "catalog/catalog.h"
-#include "core/layout.h"
-#include "core/secret_store.h"
-#include "pump/pump.h"
-#include "pump/pump_json.h"
-#include "pump/scheduler.h"
+#include "quarry/pump.h"
 #include "server/rest_helpers.h"
+#include "wire/fields.h"
+#include "wire/pump_json.h"
 
 namespace quarry::server {
 namespace {
@@ -24,18 +21,15 @@ void require_pump_access(const ApiRequest& r, Scope need) {
                 "pump use cases belong to the whole server: use a token not limited to KBs");
 }
 
-// A Pump on its own catalog connection (one per request: handlers run on many threads).
-struct PumpHandle {
-  std::unique_ptr<catalog::Catalog> cat;
-  std::unique_ptr<pump::Pump> pump;
-};
-
-PumpHandle open_pump(ServerState& s) {
-  const std::string dir = s.engines.data_dir();
-  PumpHandle h;
-  h.cat = catalog::Catalog::open(core::Layout{dir}.catalog_path());
-  h.pump = std::make_unique<pump::Pump>(dir, *h.cat, core::secret_lookup(dir), s.pump_providers);
-  return h;
+// A Pump on its own catalog connection (one per request: handlers run on many threads), sharing
+// the server's loaded embedders.
+std::unique_ptr<Pump> open_pump(ServerState& s, const ApiRequest& r) {
+  PumpOptions o;
+  o.data_dir = s.engines.data_dir();
+  o.actor = r.who.actor;
+  o.surface = "rest";
+  o.providers = s.pump_providers;
+  return Pump::open(o);
 }
 
 void poke(ServerState& s) {
@@ -44,38 +38,35 @@ void poke(ServerState& s) {
 
 ApiReply list_pump_use_cases(ServerState& s, const ApiRequest& r) {
   require_pump_access(r, Scope::read);
-  auto h = open_pump(s);
+  auto p = open_pump(s, r);
   json items = json::array();
-  for (const auto& st : h.pump->list()) items.push_back(pump::to_json(st));
+  for (const auto& st : p->list()) items.push_back(wire::to_json(st));
   return reply({{"use_cases", items},
-                {"spend", pump::to_json(h.pump->spend())},
+                {"spend", wire::to_json(p->spend())},
                 {"scheduler", s.pump_scheduler != nullptr}});
 }
 
 ApiReply run_pump_use_case(ServerState& s, const ApiRequest& r) {
   require_pump_access(r, Scope::write);
-  body_object(r, {}, /*may_be_empty=*/true);
-  auto h = open_pump(s);
-  auto res = h.pump->run(r.path.at("use_case"));
+  wire::Fields(body_object(r, /*may_be_empty=*/true), {});
+  auto res = open_pump(s, r)->run(r.path.at("use_case"));
   poke(s);  // not drained, or a trigger queued while it ran: the scheduler continues
-  return reply(pump::to_json(res), res.status == "already_running" ? 202 : 200);
+  return reply(wire::to_json(res), res.status == "already_running" ? 202 : 200);
 }
 
 ApiReply embed_pump_text(ServerState& s, const ApiRequest& r) {
   require_pump_access(r, Scope::write);
-  json b = body_object(r, {"text"});
-  const std::string text = str_field(b, "text", true);
-  auto h = open_pump(s);
-  auto e = h.pump->embed(r.path.at("use_case"), text);
-  return reply({{"embedding", e.embedding}, {"revision", e.revision}});
+  const json b = body_object(r);
+  // Blank text is the pump's to refuse (SPEC §8), with its own message.
+  const std::string text = wire::Fields(b, {"text"}).required_string("text", true);
+  return reply(wire::to_json(open_pump(s, r)->embed(r.path.at("use_case"), text)));
 }
 
 ApiReply post_event(ServerState& s, const ApiRequest& r) {
   require_pump_access(r, Scope::write);
-  json b = body_object(r, {"name"});
-  const std::string name = str_field(b, "name", true);
-  auto h = open_pump(s);
-  auto names = h.pump->event(name);
+  const json b = body_object(r);
+  const std::string name = wire::Fields(b, {"name"}).required_string("name");
+  auto names = open_pump(s, r)->event(name);
   poke(s);
   return reply({{"event", name}, {"triggered", names}}, 202);
 }

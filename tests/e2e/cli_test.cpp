@@ -460,6 +460,31 @@ TEST_F(CliTest, StatusAndHumanOutput) {
   EXPECT_NE(version.out.find("quarry"), std::string::npos);
 }
 
+// The default mode is auto (docs/search.md). On a KB without an embedder that is keyword search;
+// the human output does not nag about it on every search, while --json still reports why and a
+// mode the user named still prints its note.
+TEST_F(CliTest, DefaultModeIsAutoAndQuietWithoutAnEmbedder) {
+  make_kb();
+  ingest_one("a.md", "# A\n\nthe ibis wades\n");
+  auto j = cli.json({"search", "ibis", "--kb", "k"});
+  ASSERT_EQ(j.status, 0) << j.out << j.err;
+  EXPECT_EQ(j.json["mode"], "keyword");
+  ASSERT_EQ(j.json["degraded"].size(), 1u);
+  EXPECT_EQ(j.json["degraded"][0].get<std::string>().rfind("no_embedder:", 0), 0u);
+
+  auto quiet = cli.text({"search", "ibis", "--kb", "k"});
+  EXPECT_EQ(quiet.status, 0);
+  EXPECT_NE(quiet.out.find("a.md"), std::string::npos) << quiet.out;
+  EXPECT_EQ(quiet.err.find("no_embedder"), std::string::npos) << quiet.err;
+  for (const char* mode : {"auto", "hybrid"}) {
+    auto named = cli.text({"search", "ibis", "--kb", "k", "--mode", mode});
+    EXPECT_EQ(named.status, 0);
+    EXPECT_NE(named.err.find("note: no_embedder"), std::string::npos) << mode << ": " << named.err;
+  }
+  auto keyword = cli.json({"search", "ibis", "--kb", "k", "--mode", "keyword"});
+  EXPECT_TRUE(keyword.json["degraded"].empty());
+}
+
 TEST_F(CliTest, SubjectsThroughTheCli) {
   make_kb("crm", {"--subject-keys", "contact_id,company_id"});
   write_file(src / "n.md", "# N\n\nrenewal discussion\n");

@@ -1,7 +1,7 @@
 // Tokens and permissions (SPEC §10): scopes, KB-limited tokens that cannot tell whether a KB
 // exists, revocation, the non-loopback rule, and secrets that never reach a response.
-#include "core/secret_store.h"
 #include "net/fake_embed_server.h"
+#include "secrets/secret_store.h"
 #include "server_fixture.h"
 
 namespace quarry::testing {
@@ -135,7 +135,7 @@ TEST(ServeBind, ANonLoopbackAddressNeedsTokens) {
 // even when the upstream echoes it back in an error.
 TEST_F(Auth, SecretsNeverAppearInResponses) {
   const std::string key = "sk-live-TOPSECRET-1234567890";
-  core::SecretStore(data).set("EMBED_KEY", key);
+  secrets::SecretStore(data).set("EMBED_KEY", key);
   FakeEmbedServer upstream(8);
   for (int i = 0; i < 20; ++i)
     upstream.push(Reply::status_body(

@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "quarry/engine.h"
-#include "server/http_server.h"
+#include "server/serve.h"
 #include "test_util.h"
 
 namespace quarry::testing {

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <map>
 
-#include "core/secret_store.h"
+#include "core/util.h"
 #include "embed/openai/openai_provider.h"
 #include "quarry/error.h"
 
@@ -73,7 +73,7 @@ OpenAiSettings parse_openai_settings(const ProviderSpec& spec) {
         s.dimensions_configured = true;
       } else if (key == "api_key_secret") {
         s.api_key_secret = get_string(v, key);
-        if (!core::SecretStore::valid_name(s.api_key_secret))
+        if (!core::valid_secret_name(s.api_key_secret))
           bad(key,
               "must be a secret name such as OPENAI_API_KEY (letters, digits, '_'); the "
               "key itself goes in the secret store, not in the config");

@@ -1,8 +1,10 @@
 // The JSON shapes of the public types: one renderer shared by the CLI's --json output, the
 // REST API (docs/openapi.json describes them) and MCP's structured tool results.
-#include "server/wire.h"
+#include "wire/wire.h"
 
-#include "core/util.h"
+#include <chrono>
+
+#include "quarry/util.h"
 
 namespace quarry::wire {
 using nlohmann::json;
@@ -227,15 +229,37 @@ json to_json(const TokenInfo& t) {
           {"revoked_at", t.revoked_at.empty() ? json(nullptr) : json(t.revoked_at)}};
 }
 
+json remote_document_json(const Document& d) {
+  json j = to_json(d);
+  j.erase("markdown_path");
+  j.erase("raw_path");
+  return j;
+}
+
+json reindex_state_json(const std::string& kb, const IndexerKbState* st) {
+  json j = {{"kb", kb},        {"running", false},          {"progress", nullptr},
+            {"last", nullptr}, {"consecutive_failures", 0}, {"next_attempt", nullptr}};
+  if (!st) return j;
+  j["running"] = st->running;
+  if (st->progress) j["progress"] = to_json(*st->progress);
+  if (st->last) j["last"] = to_json(*st->last);
+  j["consecutive_failures"] = st->consecutive_failures;
+  if (st->consecutive_failures > 0)
+    j["next_attempt"] = iso8601_utc(
+        std::chrono::duration_cast<std::chrono::milliseconds>(st->next_attempt.time_since_epoch())
+            .count());
+  return j;
+}
+
 Error redacted(const Error& e, const std::string& data_dir) {
   auto clean = [&data_dir](std::string s) {
     if (!data_dir.empty())
       for (auto at = s.find(data_dir); at != std::string::npos; at = s.find(data_dir, at))
         s.replace(at, data_dir.size(), "<data-dir>");
-    return core::repair_utf8(s);
+    return repair_utf8(s);
   };
   std::map<std::string, std::string> details;
-  for (const auto& [k, v] : e.details()) details[core::repair_utf8(k)] = clean(v);
+  for (const auto& [k, v] : e.details()) details[repair_utf8(k)] = clean(v);
   return Error(e.code(), clean(e.message()), std::move(details));
 }
 

@@ -1,4 +1,4 @@
-#include "core/secret_store.h"
+#include "secrets/secret_store.h"
 
 #include <fcntl.h>
 #include <sodium.h>
@@ -14,9 +14,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/layout.h"
+#include "core/util.h"
 #include "quarry/error.h"
 
-namespace quarry::core {
+namespace quarry::secrets {
 namespace {
 
 using nlohmann::json;
@@ -120,7 +121,7 @@ bool key_from_env(Key& key) {
 // is no key and `create` is false.
 bool load_key(const std::string& dir, bool create, Key& key) {
   if (key_from_env(key)) return true;
-  std::string path = Layout{dir}.secret_key_path();
+  std::string path = core::Layout{dir}.secret_key_path();
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
   if (fd.get() < 0) {
     if (errno != ENOENT) io_fail("cannot open", path);
@@ -158,10 +159,11 @@ bool load_key(const std::string& dir, bool create, Key& key) {
 class WriteLock {
  public:
   explicit WriteLock(const std::string& dir)
-      : fd_(::open(Layout{dir}.secrets_lock_path().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
-    if (fd_.get() < 0) io_fail("cannot open", Layout{dir}.secrets_lock_path());
+      : fd_(::open(core::Layout{dir}.secrets_lock_path().c_str(), O_RDWR | O_CREAT | O_CLOEXEC,
+                   0600)) {
+    if (fd_.get() < 0) io_fail("cannot open", core::Layout{dir}.secrets_lock_path());
     while (::flock(fd_.get(), LOCK_EX) != 0)
-      if (errno != EINTR) io_fail("cannot lock", Layout{dir}.secrets_lock_path());
+      if (errno != EINTR) io_fail("cannot lock", core::Layout{dir}.secrets_lock_path());
   }
 
  private:
@@ -169,7 +171,7 @@ class WriteLock {
 };
 
 json load_file(const std::string& dir) {
-  std::string path = Layout{dir}.secrets_path();
+  std::string path = core::Layout{dir}.secrets_path();
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
   if (fd.get() < 0) {
     if (errno == ENOENT) return json{{"version", 1}, {"secrets", json::object()}};
@@ -205,12 +207,7 @@ SecretStore::SecretStore(std::string data_dir) : dir_(std::move(data_dir)) {
 }
 
 bool SecretStore::valid_name(std::string_view n) {
-  if (n.empty() || n.size() > 64) return false;
-  auto alpha = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
-  if (!alpha(n[0])) return false;
-  for (char c : n)
-    if (!alpha(c) && !(c >= '0' && c <= '9')) return false;
-  return true;
+  return core::valid_secret_name(n);
 }
 
 void SecretStore::set(const std::string& name, const std::string& value) {
@@ -241,7 +238,7 @@ void SecretStore::set(const std::string& name, const std::string& value) {
   file["version"] = 1;
   file["secrets"][name] = {{"nonce", b64(nonce.data(), nonce.size())},
                            {"ciphertext", b64(cipher.data(), cipher.size())}};
-  atomic_write(dir_, Layout{dir_}.secrets_file(), file.dump(2) + "\n");
+  atomic_write(dir_, core::Layout{dir_}.secrets_file(), file.dump(2) + "\n");
 }
 
 std::optional<std::string> SecretStore::get(const std::string& name) const {
@@ -258,13 +255,13 @@ std::optional<std::string> SecretStore::get(const std::string& name) const {
       nonce.size() != crypto_secretbox_NONCEBYTES || cipher.size() < crypto_secretbox_MACBYTES)
     throw Error(
         Code::corrupt_input,
-        "secret " + name + " is damaged in " + Layout{dir_}.secrets_path() + "; set it again",
+        "secret " + name + " is damaged in " + core::Layout{dir_}.secrets_path() + "; set it again",
         {{"name", name}});
   KeyHolder k;
   std::string again = "; set it again with `quarry secret set " + name + "`";
   if (!load_key(dir_, false, k.key))
     throw Error(Code::unauthorized,
-                "cannot decrypt secret " + name + ": " + Layout{dir_}.secret_key_path() +
+                "cannot decrypt secret " + name + ": " + core::Layout{dir_}.secret_key_path() +
                     " is missing and QUARRY_SECRET_KEY is not set" + again,
                 {{"name", name}});
   std::string plain(cipher.size() - crypto_secretbox_MACBYTES, '\0');
@@ -288,11 +285,11 @@ std::optional<std::string> SecretStore::get(const std::string& name) const {
 
 bool SecretStore::remove(const std::string& name) {
   check_name(name);
-  if (!std::filesystem::exists(Layout{dir_}.secrets_path())) return false;
+  if (!std::filesystem::exists(core::Layout{dir_}.secrets_path())) return false;
   WriteLock lock(dir_);
   json file = load_file(dir_);
   if (file["secrets"].erase(name) == 0) return false;
-  atomic_write(dir_, Layout{dir_}.secrets_file(), file.dump(2) + "\n");
+  atomic_write(dir_, core::Layout{dir_}.secrets_file(), file.dump(2) + "\n");
   return true;
 }
 
@@ -316,4 +313,4 @@ std::function<std::string(const std::string&)> secret_lookup(const std::string& 
   };
 }
 
-}  // namespace quarry::core
+}  // namespace quarry::secrets

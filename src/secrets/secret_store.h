@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-namespace quarry::core {
+namespace quarry::secrets {
 
 class SecretStore {
  public:
@@ -55,4 +55,4 @@ std::string lookup_secret(const SecretStore& store, const std::string& name);
 // lookup_secret bound to a data directory, in the shape ProviderContext::secret expects.
 std::function<std::string(const std::string&)> secret_lookup(const std::string& data_dir);
 
-}  // namespace quarry::core
+}  // namespace quarry::secrets

@@ -1,4 +1,4 @@
-#include "core/secret_store.h"
+#include "secrets/secret_store.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -7,9 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include "quarry/error.h"
+#include "quarry/secrets.h"
 #include "test_util.h"
 
-namespace quarry::core {
+namespace quarry::secrets {
 namespace {
 
 using quarry::testing::read_file;
@@ -134,5 +135,24 @@ TEST(SecretLookup, StoreFirstThenEnvironment) {
   EXPECT_EQ(lookup("QUARRY_TEST_NOWHERE"), "");
 }
 
+// The public API (quarry/secrets.h) the CLI uses: what it writes, the engine's lookup reads;
+// names are listed, values never.
+TEST(PublicSecrets, SetListDeleteRoundTrip) {
+  ScopedEnv no_env_key("QUARRY_SECRET_KEY", nullptr);
+  TempDir dir;
+  const std::string data = (dir / "data").string();  // created by the first set
+  EXPECT_TRUE(quarry::secret_names(data).empty());
+  quarry::set_secret(data, "B_KEY", "two");
+  quarry::set_secret(data, "A_KEY", "one");
+  EXPECT_EQ(quarry::secret_names(data), (std::vector<std::string>{"A_KEY", "B_KEY"}));
+  EXPECT_EQ(secret_lookup(data)("A_KEY"), "one");
+  EXPECT_TRUE(quarry::delete_secret(data, "A_KEY"));
+  EXPECT_FALSE(quarry::delete_secret(data, "A_KEY"));
+  EXPECT_EQ(quarry::secret_names(data), std::vector<std::string>{"B_KEY"});
+  EXPECT_FALSE(quarry::valid_secret_name("9LIVES"));
+  EXPECT_TRUE(quarry::valid_secret_name("OPENAI_API_KEY"));
+  EXPECT_EQ(code_of([&] { quarry::set_secret(data, "bad-name", "v"); }), Code::invalid_argument);
+}
+
 }  // namespace
-}  // namespace quarry::core
+}  // namespace quarry::secrets

@@ -1,5 +1,8 @@
+// The server room's one entry header, for the CLI (`quarry serve`, `quarry mcp`): everything
+// else in src/server/ is the server's own business.
+//
 // `quarry serve`: the REST API under /api/v1 and MCP over streamable HTTP at /mcp (SPEC §9,
-// §10), with the background Indexer running in-process (SPEC §7).
+// §10), with the background Indexer and the pump's scheduler running in-process (SPEC §7, §8).
 //
 // Secure by default: it binds 127.0.0.1; a caller without a token is the local admin only on
 // loopback and only without --require-token; binding any other address needs tokens (at least
@@ -8,7 +11,9 @@
 #pragma once
 
 #include <cstddef>
+#include <istream>
 #include <memory>
+#include <ostream>
 #include <string>
 
 #include "quarry/engine.h"
@@ -44,5 +49,25 @@ class HttpServer {
 
 // True for 127.0.0.0/8, ::1 and "localhost".
 bool is_loopback_host(const std::string& host);
+
+// `quarry mcp`: MCP over stdio for an agent that starts Quarry as a subprocess (docs/mcp.md).
+// Every message is handled as the local user with admin scope (stdio has no authentication),
+// limited to `kb` when one is given.
+struct McpStdioOptions {
+  std::string kb;          // when set: the only KB the tools see (their kb argument defaults to it)
+  bool read_only = false;  // no add/edit/delete tools
+  bool indexer = true;     // build the vectors of what the agent writes in this process
+};
+
+class McpStdio {
+ public:
+  // Opens the data directory and checks `kb` now, so a wrong path or name fails at start with
+  // its error, before the caller hands stdout over to the protocol.
+  static std::unique_ptr<McpStdio> open(const EngineOptions& engine, const McpStdioOptions& opts);
+  virtual ~McpStdio() = default;
+  // Starts the indexer and serves newline-delimited JSON-RPC from `in` to `out` until `in` ends
+  // (0) or `out` cannot be written (1: the client went away); then stops the indexer.
+  virtual int run(std::istream& in, std::ostream& out) = 0;
+};
 
 }  // namespace quarry::server

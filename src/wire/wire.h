@@ -1,10 +1,13 @@
 // The JSON shapes of the public types, shared by the CLI (--json), REST and MCP, and the HTTP
-// status of each error code. docs/openapi.json describes these shapes.
+// status of each error code. docs/openapi.json describes these shapes. The requests' decoders
+// are in wire/requests.h, the pump's shapes in wire/pump_json.h.
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "quarry/engine.h"
+#include "quarry/indexer.h"
 
 namespace quarry::wire {
 
@@ -24,6 +27,14 @@ nlohmann::json to_json(const ReindexReport& r);
 nlohmann::json to_json(const ReindexProgress& p);
 nlohmann::json to_json(const ActivityEntry& a);
 nlohmann::json to_json(const TokenInfo& t);
+
+// A document as a remote caller (REST, MCP) sees it: without markdown_path and raw_path, which
+// it cannot open and which would reveal the server's layout.
+nlohmann::json remote_document_json(const Document& d);
+
+// The background indexer's view of one KB ({kb, running, progress, last, consecutive_failures,
+// next_attempt}); `state` null when the indexer has none (or the server runs without one).
+nlohmann::json reindex_state_json(const std::string& kb, const IndexerKbState* state);
 
 // The error as a caller of a server may see it: the data directory's absolute path replaced by
 // "<data-dir>" in the message and details, invalid UTF-8 repaired (so it can be printed).
