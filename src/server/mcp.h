@@ -6,7 +6,7 @@
 // HTTP sessions, guarded by a mutex.
 //
 // Tools are thin shells over the Engine, like the CLI and REST: their structured results are
-// the REST shapes (server/wire.h), so a client that knows one surface knows the other, and
+// the REST shapes (wire/wire.h), so a client that knows one surface knows the other, and
 // their errors carry the same stable codes. Permissions are decided from the principal and
 // the KB name before any lookup (server/auth.h), so names cannot be enumerated here either.
 #pragma once

@@ -1,4 +1,4 @@
-// JSON Schemas of what the MCP tools answer: the REST shapes of server/wire.cpp. Clients (the
+// JSON Schemas of what the MCP tools answer: the REST shapes of wire/wire.cpp. Clients (the
 // official SDK among them) validate structuredContent against a tool's outputSchema and reject
 // a result that does not match, so these follow wire.cpp field by field; the MCP tests call
 // every tool through the SDK, which checks them. Properties are listed, not closed

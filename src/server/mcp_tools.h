@@ -69,7 +69,7 @@ json tool_listing(const McpOptions& opts);
 // read-only: a hidden tool does not exist for the caller).
 const Tool* find_tool(const std::string& name, const McpOptions& opts);
 
-// mcp_schemas.cpp: JSON Schemas of the wire shapes (server/wire.h) the tools answer with.
+// mcp_schemas.cpp: JSON Schemas of the wire shapes (wire/wire.h) the tools answer with.
 json error_schema();
 json index_status_schema();
 json kb_schema();

@@ -49,7 +49,7 @@ class EngineVectors : public EngineTest, public ::testing::WithParamInterface<st
 };
 
 // Sibling windows of one oversize section count once. Candidates are completed a few at a time
-// (src/search/semantic.cpp), so when the first ones collapse the top is filled from further
+// (src/search/hits.cpp), so when the first ones collapse the top is filled from further
 // down the list.
 TEST_P(EngineVectors, SiblingWindowsCollapseAndLaterCandidatesFillTheTop) {
   make_kb("k", R"(, "chunking": {"max_tokens": 24, "overlap_tokens": 4})");
