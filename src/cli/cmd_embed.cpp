@@ -37,8 +37,8 @@ void add_embed_command(CLI::App& app, Globals& g, int& /*exit_code*/) {
     ctx.data_dir = g.data_dir;
     if (const char* m = std::getenv("QUARRY_MODELS_DIR")) ctx.models_dir = m;
     ctx.secret = core::secret_lookup(g.data_dir);
-    auto p = embed::ProviderRegistry::builtin().create(
-        embed::ProviderSpec::parse(a->embedder, settings), ctx);
+    auto p =
+        embed::ProviderRegistry::builtin().create(embed::parse_spec(a->embedder, settings), ctx);
     if (auto av = p->is_available(); !av.ok)
       throw Error(Code::engine_unavailable, "embedder " + a->embedder + ": " + av.reason,
                   {{"embedder", a->embedder}});

@@ -346,7 +346,7 @@ class ChromaStore final : public VectorStore {
     std::set<std::string> keep;
     for (std::size_t d = 0; d < docs.size(); ++d) {
       const DocumentVectors& doc = *docs[d];
-      const json user = flatten_metadata(doc.metadata);
+      const json user = flatten_metadata(metadata_of(doc));
       for (std::size_t i = 0; i < doc.chunks.size(); ++i) {
         const auto& ch = doc.chunks[i];
         json md = user;

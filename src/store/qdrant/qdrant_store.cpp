@@ -352,8 +352,9 @@ class QdrantStore final : public VectorStore {
     std::vector<std::size_t> owner;  // points[i] belongs to docs[owner[i]]
     for (std::size_t d = 0; d < docs.size(); ++d) {
       const DocumentVectors& doc = *docs[d];
-      const json meta = payload_metadata(doc.metadata);
-      const json has = present_paths(doc.metadata);
+      const json md = metadata_of(doc);
+      const json meta = payload_metadata(md);
+      const json has = present_paths(md);
       for (const auto& ch : doc.chunks) {
         json pl = {{kKbKey, scope.kb},
                    {kRevisionKey, scope.revision},
