@@ -22,7 +22,7 @@ class Settings {
   Settings();  // the empty object
 
   // Throws quarry::Error(invalid_argument) unless `json_text` is the JSON text of an object
-  // ("" counts as {}).
+  // ("" and null count as {}).
   static Settings parse(std::string_view json_text);
 
   // The whole object as compact JSON text (keys sorted), e.g. {"url":"http://..."}.
