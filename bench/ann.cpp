@@ -236,7 +236,7 @@ double build(store::VectorStore& s, const Data& data, double* upsert_s, int batc
   auto scope = kScopeOf(data.d);
   std::vector<store::DocumentVectors> page;
   for (int i = 0; i < data.n; ++i) {
-    store::DocumentVectors doc{"v" + std::to_string(i), nlohmann::json::object(), {}};
+    store::DocumentVectors doc{"v" + std::to_string(i), "{}", {}};
     doc.chunks.push_back({0, "",
                           std::vector<float>(data.base.begin() + static_cast<long>(i) * data.d,
                                              data.base.begin() + static_cast<long>(i + 1) * data.d),

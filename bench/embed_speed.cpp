@@ -86,8 +86,7 @@ int run_embed_speed(const Args& args) {
 
   std::vector<std::pair<std::string, std::unique_ptr<embed::EmbeddingProvider>>> providers;
   auto& reg = embed::ProviderRegistry::builtin();
-  auto stat =
-      reg.create(embed::ProviderSpec::parse("static:glove-100d", {{"model_dir", model_dir}}), {});
+  auto stat = reg.create(embed::parse_spec("static:glove-100d", {{"model_dir", model_dir}}), {});
   auto t_load = Clock::now();
   auto av = stat->is_available();  // loads the model: timed separately from embedding
   double load_s = std::chrono::duration<double>(Clock::now() - t_load).count();

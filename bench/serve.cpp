@@ -219,8 +219,7 @@ int run_serve(const Args& args) {
   // 3. Chroma with the same document vectors and the same queries (as vectors).
   if (!chroma.empty()) {
     auto& reg = embed::ProviderRegistry::builtin();
-    auto p =
-        reg.create(embed::ProviderSpec::parse("static:glove-100d", {{"model_dir", model_dir}}), {});
+    auto p = reg.create(embed::parse_spec("static:glove-100d", {{"model_dir", model_dir}}), {});
     std::smatch m;
     if (!std::regex_match(chroma, m, std::regex(R"(http://([^:/]+):(\d+)/?)")))
       throw std::runtime_error("--chroma-url must be http://HOST:PORT");

@@ -229,3 +229,22 @@ bool filter_matches(const Filter& f, const json& md) {
 }
 
 }  // namespace quarry::core
+
+// The public entry points (quarry/filter.h): JSON text in, the same semantics.
+namespace quarry {
+
+Filter parse_filter(std::string_view json_text) {
+  return core::parse_filter_text(std::string(json_text));
+}
+
+bool filter_matches(const Filter& filter, std::string_view metadata_json) {
+  if (metadata_json.empty()) return core::filter_matches(filter, nlohmann::json::object());
+  auto md = nlohmann::json::parse(metadata_json, nullptr, false);
+  if (md.is_discarded() || !md.is_object())
+    throw Error(Code::invalid_argument,
+                "document metadata must be the JSON text of an object, e.g. {\"lang\": \"en\"}",
+                {{"field", "metadata"}});
+  return core::filter_matches(filter, md);
+}
+
+}  // namespace quarry

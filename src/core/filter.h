@@ -1,36 +1,20 @@
-// The metadata filter language of SPEC §4, parsed into an AST once and then either compiled to
-// a store's native query (SQL in the catalog) or evaluated directly (the reference semantics
+// The metadata filter language of SPEC §4 (quarry/filter.h: the public syntax tree) with the
+// internal entry points that take nlohmann::json: parsed into an AST once, then either compiled
+// to a store's native query (SQL in the catalog) or evaluated directly (the reference semantics
 // that pushdown implementations are tested against).
-//
-//   {"lang": "en"}                          equality
-//   {"year": {"$gte": 2020, "$lt": 2024}}   comparison ($eq $ne $gt $gte $lt $lte)
-//   {"tag": {"$in": ["a", "b"]}}            membership ($in $nin)
-//   {"author": {"$exists": true}}           presence
-//   {"$or": [{...}, {...}]}, {"$and": [...]} boolean combination
-// Several keys in one object are AND-ed. Field names are metadata keys; `a.b` reaches nested
-// objects.
 #pragma once
 
-#include <cstdint>
 #include <string>
-#include <variant>
-#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "quarry/filter.h"
+
 namespace quarry::core {
 
-using Scalar = std::variant<std::nullptr_t, bool, std::int64_t, double, std::string>;
-
-struct Filter {
-  enum class Op { And, Or, Eq, Ne, Gt, Gte, Lt, Lte, In, Nin, Exists };
-  Op op = Op::And;
-  std::string field;             // comparison ops
-  std::vector<Scalar> values;    // one value, or the list for In/Nin; Exists: bool
-  std::vector<Filter> children;  // And/Or
-
-  bool empty() const { return op == Op::And && children.empty(); }
-};
+// The public AST under the names the catalog and search code use.
+using Scalar = quarry::FilterValue;
+using Filter = quarry::Filter;
 
 // Throws Error(invalid_argument) naming the offending part.
 Filter parse_filter(const nlohmann::json& j);

@@ -1,34 +1,12 @@
-// The token-counting port (SPEC §3): chunk budgets are counted in the tokens of the KB's
-// embedding model when it has a tokenizer of its own (embed: the bert provider's WordPiece),
-// else in a documented word-piece approximation (chunk: make_approx_tokenizer). It lives in
-// core because both rooms implement it and neither may see the other.
+// The token-counting port (quarry/tokenizer.h, SPEC §3) under its internal name. Both chunk
+// (the approximation) and embed (the bert provider's WordPiece) implement it, and neither may
+// see the other, so it is spelled in core.
 #pragma once
 
-#include <cstdint>
-#include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
+#include "quarry/tokenizer.h"
 
 namespace quarry::core {
 
-class Tokenizer {
- public:
-  using Spans = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
-
-  virtual ~Tokenizer() = default;
-  // Names the tokenizer (and its vocabulary): a chunking made with another one is another one.
-  virtual std::string id() const = 0;
-  // Byte spans [begin, end) of the tokens of `text`, in order and not overlapping; replaces the
-  // contents of `out`. Windows are cut at these. Bytes outside every span are white space to the
-  // tokenizer. A span may be empty where one character became several tokens.
-  virtual void spans(std::string_view text, Spans& out) const = 0;
-  // Number of tokens of `text`: the size of spans(); implementations may count faster.
-  virtual int count(std::string_view text) const {
-    Spans out;
-    spans(text, out);
-    return static_cast<int>(out.size());
-  }
-};
+using Tokenizer = quarry::Tokenizer;
 
 }  // namespace quarry::core

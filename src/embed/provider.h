@@ -1,31 +1,31 @@
-// The embedding-provider port (SPEC §5): turns text into vectors. Implementations live in
-// sub-folders (static/, hash/, openai/); the registry below builds them from a spec string and
-// a settings object, and the selection chain picks one for a KB.
-//
-// "Unavailable right now" (a model file missing, an endpoint down) is a value returned by
-// is_available(), never an exception: callers degrade to keyword search and say why.
+// The embedding-provider port (quarry/embedding_provider.h, SPEC §5) under its internal names,
+// with what only the library uses: the registry that builds providers from a spec string and a
+// settings object, the selection chain that picks one for a KB, and the built-in factories
+// (one per sub-folder: static/, bert/, hash/, openai/).
 #pragma once
 
-#include <functional>
+#include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "core/settings_json.h"
 #include "core/tokenizer.h"
+#include "quarry/embedding_provider.h"
 
 namespace quarry::embed {
 
 using Vector = std::vector<float>;
-
-// A model's own tokenizer, in which chunk budgets are counted (SPEC §3).
-struct ModelTokenizer {
-  std::shared_ptr<const core::Tokenizer> tokenizer;  // null: none (the chunker approximates)
-  int max_tokens = 0;  // text tokens one input holds: the model's limit less what it adds
-};
+using quarry::EmbeddingProvider;
+using quarry::ModelTokenizer;
+using quarry::ProviderContext;
+using quarry::ProviderFactory;
+using quarry::ProviderSpec;
+using Availability = quarry::ProviderAvailability;
 
 // The chunking revision's part that names a model tokenizer and its limit (core::config_revision):
 // "" for none, so that KBs chunked by the approximation keep their revisions.
@@ -33,75 +33,26 @@ inline std::string chunking_key(const ModelTokenizer& t) {
   return t.tokenizer ? t.tokenizer->id() + "/" + std::to_string(t.max_tokens) : "";
 }
 
-struct Availability {
-  bool ok = true;
-  std::string reason;  // when !ok: what is wrong and what to do, e.g. "model file ... missing"
-};
+// ProviderSpec::parse with the settings as JSON (a KB config's `embedding.settings`): null
+// counts as {}, anything but an object is refused (invalid_argument).
+ProviderSpec parse_spec(const std::string& spec,
+                        const nlohmann::json& settings = nlohmann::json::object());
 
-// Implementations are thread-safe: the indexer's workers and the pump call one provider from
-// several threads at once.
-class EmbeddingProvider {
- public:
-  virtual ~EmbeddingProvider() = default;
+// A provider's settings as the JSON object the built-ins read.
+inline const nlohmann::json& settings_json(const ProviderSpec& spec) {
+  return core::settings_json(spec.settings);
+}
 
-  virtual std::string id() const = 0;     // the plugin id: "static", "hash", "openai"
-  virtual std::string model() const = 0;  // e.g. "glove-100d", "text-embedding-3-small"
-  virtual int dimensions() const = 0;
-  virtual int max_input_tokens() const = 0;
-  // Tokens `text` costs this model (its own tokenizer, or an estimate for remote models).
-  virtual std::size_t count_tokens(std::string_view text) const = 0;
-
-  // Everything that determines the vectors this provider makes (provider, model, dimensions,
-  // normalisation, pooling, tokenizer...), as a stable string: part of the KB revision (§1).
-  // Settings that do not change vectors (keys, timeouts, rate limits) must not appear here.
-  virtual std::string identity() const = 0;
-
-  // The tokenizer chunks are cut with for this model, when it has one of its own and can load it
-  // now (static models pool words without a length limit, remote models keep theirs private:
-  // they return none and the chunker uses its approximation).
-  virtual ModelTokenizer model_tokenizer() { return {}; }
-
-  virtual bool is_configured() const { return true; }
-  virtual Availability is_available() { return {}; }
-
-  // One vector per text, L2-normalised, dimensions() long. Throws quarry::Error (e.g.
-  // engine_unavailable, rate_limited, invalid_argument) when the batch cannot be embedded.
-  virtual std::vector<Vector> embed_documents(const std::vector<std::string>& texts) = 0;
-  virtual Vector embed_query(const std::string& text) = 0;
-};
-
-// What a KB (or the operator) asks for: "static:glove-100d", "hash", "hash:512",
-// "openai:text-embedding-3-small". The part after ':' is the model; `settings` carries the
-// provider-specific options of the KB config (model_dir, base_url, dimensions, ...).
-struct ProviderSpec {
-  std::string id;
-  std::string model;
-  nlohmann::json settings = nlohmann::json::object();
-
-  static ProviderSpec parse(const std::string& spec,
-                            nlohmann::json settings = nlohmann::json::object());
-  std::string to_string() const { return model.empty() ? id : id + ":" + model; }
-};
-
-// Where providers find their files and secrets.
-struct ProviderContext {
-  std::string data_dir;    // models under <data_dir>/models/<name>/ unless settings say otherwise
-  std::string models_dir;  // extra search folder for named models (default: QUARRY_MODELS_DIR)
-  // Looks up a secret by name (the secret store, then the environment); "" when unknown.
-  std::function<std::string(const std::string&)> secret;
-};
-
-using ProviderFactory =
-    std::function<std::unique_ptr<EmbeddingProvider>(const ProviderSpec&, const ProviderContext&)>;
-
+// Thread-safe: an application may register while another thread builds a provider.
 class ProviderRegistry {
  public:
-  // The registry with every built-in provider (static, hash, openai, bert).
+  // The process-wide registry: the built-ins (static, hash, openai, bert), registered through
+  // quarry::register_provider() on first use, and every provider an application registered.
   static ProviderRegistry& builtin();
 
-  // Throws invalid_argument for an empty id or a duplicate.
+  // Throws invalid_argument for an empty id, a missing factory or a duplicate.
   void add(const std::string& id, ProviderFactory factory);
-  bool has(const std::string& id) const { return factories_.count(id) > 0; }
+  bool has(const std::string& id) const;
   std::vector<std::string> ids() const;
 
   // Builds a provider; throws invalid_argument (unknown id, bad settings) naming the field.
@@ -111,6 +62,7 @@ class ProviderRegistry {
                                             const ProviderContext& ctx) const;
 
  private:
+  mutable std::mutex mu_;
   std::map<std::string, ProviderFactory> factories_;
 };
 

@@ -5,45 +5,53 @@
 
 #include "embed/provider.h"
 #include "quarry/error.h"
+#include "quarry/plugin.h"
 
 namespace quarry::embed {
 
-ProviderSpec ProviderSpec::parse(const std::string& spec, nlohmann::json settings) {
-  ProviderSpec out;
-  auto colon = spec.find(':');
-  out.id = spec.substr(0, colon);
-  if (colon != std::string::npos) out.model = spec.substr(colon + 1);
-  if (out.id.empty())
-    throw Error(
-        Code::invalid_argument,
-        "embedding provider spec '" + spec +
-            "' has no provider id: write it as 'id' or 'id:model', e.g. 'static:glove-100d'",
-        {{"field", "embedding.provider"}});
-  if (colon != std::string::npos && out.model.empty())
-    throw Error(Code::invalid_argument,
-                "embedding provider spec '" + spec +
-                    "' ends with ':': name a model after it or drop "
-                    "the ':'",
-                {{"field", "embedding.provider"}});
-  if (settings.is_null()) settings = nlohmann::json::object();
-  if (!settings.is_object())
+namespace {
+
+// The settings object a KB config gives, as the public view: null counts as {}.
+Settings spec_settings(const nlohmann::json& settings) {
+  if (!settings.is_null() && !settings.is_object())
     throw Error(Code::invalid_argument, "embedding settings must be a JSON object",
                 {{"field", "embedding.settings"}});
-  out.settings = std::move(settings);
+  return core::settings_from_json(settings);
+}
+
+ProviderRegistry& registry() {
+  static ProviderRegistry* reg = new ProviderRegistry();  // never destroyed: see builtin()
+  return *reg;
+}
+
+// The built-ins register through the public call, like any application's provider; the flag
+// lets those calls through while builtin() is still filling the registry on this thread.
+thread_local bool registering_builtins = false;
+
+void register_builtins() {
+  registering_builtins = true;
+  struct Reset {
+    ~Reset() { registering_builtins = false; }
+  } reset;
+  register_provider("static", make_static_provider);
+  register_provider("hash", make_hash_provider);
+  register_provider("openai", make_openai_provider);
+  register_provider("bert", make_bert_provider);
+}
+
+}  // namespace
+
+ProviderSpec parse_spec(const std::string& spec, const nlohmann::json& settings) {
+  ProviderSpec out = ProviderSpec::parse(spec);  // the spec's errors first, as before
+  out.settings = spec_settings(settings);
   return out;
 }
 
 ProviderRegistry& ProviderRegistry::builtin() {
-  // Built once, on first use; afterwards only read (add() on it is the caller's business).
-  static ProviderRegistry* reg = [] {
-    auto* r = new ProviderRegistry();
-    r->add("static", make_static_provider);
-    r->add("hash", make_hash_provider);
-    r->add("openai", make_openai_provider);
-    r->add("bert", make_bert_provider);
-    return r;
-  }();
-  return *reg;
+  // Filled once, on first use (leaked on purpose: providers may outlive static destruction).
+  static std::once_flag once;
+  if (!registering_builtins) std::call_once(once, register_builtins);
+  return registry();
 }
 
 void ProviderRegistry::add(const std::string& id, ProviderFactory factory) {
@@ -53,6 +61,7 @@ void ProviderRegistry::add(const std::string& id, ProviderFactory factory) {
   if (!factory)
     throw Error(Code::invalid_argument, "embedding provider '" + id + "' has no factory",
                 {{"field", "factory"}, {"provider", id}});
+  std::lock_guard lock(mu_);
   if (factories_.count(id))
     throw Error(Code::invalid_argument,
                 "embedding provider '" + id + "' is already registered: pick another id",
@@ -60,7 +69,13 @@ void ProviderRegistry::add(const std::string& id, ProviderFactory factory) {
   factories_.emplace(id, std::move(factory));
 }
 
+bool ProviderRegistry::has(const std::string& id) const {
+  std::lock_guard lock(mu_);
+  return factories_.count(id) > 0;
+}
+
 std::vector<std::string> ProviderRegistry::ids() const {
+  std::lock_guard lock(mu_);
   std::vector<std::string> out;
   for (const auto& [id, f] : factories_) out.push_back(id);
   return out;
@@ -76,12 +91,16 @@ std::string join_ids(const std::vector<std::string>& ids) {
 
 std::unique_ptr<EmbeddingProvider> ProviderRegistry::create(const ProviderSpec& spec,
                                                             const ProviderContext& ctx) const {
-  auto it = factories_.find(spec.id);
-  if (it == factories_.end())
+  ProviderFactory factory;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = factories_.find(spec.id); it != factories_.end()) factory = it->second;
+  }
+  if (!factory)
     throw Error(Code::invalid_argument,
                 "unknown embedding provider '" + spec.id + "': use one of " + join_ids(ids()),
                 {{"field", "embedding.provider"}, {"provider", spec.id}});
-  auto p = it->second(spec, ctx);
+  auto p = factory(spec, ctx);
   if (!p)
     throw Error(Code::internal, "embedding provider '" + spec.id + "' factory returned nothing",
                 {{"provider", spec.id}});
@@ -112,7 +131,7 @@ Selection build(const ProviderRegistry& reg, const std::string& spec_text,
                 const nlohmann::json& settings, const ProviderContext& ctx, const char* source) {
   Selection sel;
   sel.source = source;
-  sel.provider = reg.create(ProviderSpec::parse(spec_text, settings), ctx);
+  sel.provider = reg.create(parse_spec(spec_text, settings), ctx);
   auto av = sel.provider->is_available();
   if (!av.ok) sel.reason = av.reason;
   return sel;
@@ -184,3 +203,46 @@ void l2_normalize(Vector& v) {
 }
 
 }  // namespace quarry::embed
+
+// The public registration calls (quarry/plugin.h) and ProviderSpec::parse.
+namespace quarry {
+
+ProviderSpec ProviderSpec::parse(const std::string& spec, Settings settings) {
+  ProviderSpec out;
+  auto colon = spec.find(':');
+  out.id = spec.substr(0, colon);
+  if (colon != std::string::npos) out.model = spec.substr(colon + 1);
+  if (out.id.empty())
+    throw Error(
+        Code::invalid_argument,
+        "embedding provider spec '" + spec +
+            "' has no provider id: write it as 'id' or 'id:model', e.g. 'static:glove-100d'",
+        {{"field", "embedding.provider"}});
+  if (colon != std::string::npos && out.model.empty())
+    throw Error(Code::invalid_argument,
+                "embedding provider spec '" + spec +
+                    "' ends with ':': name a model after it or drop "
+                    "the ':'",
+                {{"field", "embedding.provider"}});
+  out.settings = std::move(settings);
+  return out;
+}
+
+void register_provider(const std::string& id, ProviderFactory factory, int api_version) {
+  if (api_version != kPluginApiVersion)
+    throw Error(Code::invalid_argument,
+                "embedding provider '" + id + "' was built against plugin API version " +
+                    std::to_string(api_version) + " but this Quarry speaks version " +
+                    std::to_string(kPluginApiVersion) +
+                    ": rebuild the plugin against this Quarry's include/quarry/plugin.h",
+                {{"provider", id},
+                 {"api_version", std::to_string(api_version)},
+                 {"expected", std::to_string(kPluginApiVersion)}});
+  embed::ProviderRegistry::builtin().add(id, std::move(factory));
+}
+
+std::vector<std::string> registered_providers() {
+  return embed::ProviderRegistry::builtin().ids();
+}
+
+}  // namespace quarry

@@ -37,7 +37,7 @@ EmbedTextsResult embed_texts(const EmbedTextsRequest& request) {
   if (const char* m = std::getenv("QUARRY_MODELS_DIR")) ctx.models_dir = m;
   ctx.secret = secrets::secret_lookup(request.data_dir);
   auto p = embed::ProviderRegistry::builtin().create(
-      embed::ProviderSpec::parse(request.embedder, settings), ctx);
+      embed::parse_spec(request.embedder, settings), ctx);
   if (auto av = p->is_available(); !av.ok)
     throw Error(Code::engine_unavailable, "embedder " + request.embedder + ": " + av.reason,
                 {{"embedder", request.embedder}});

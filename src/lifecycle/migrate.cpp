@@ -79,8 +79,8 @@ StoreMigrationReport migrate_store(Vectors& vectors, catalog::Catalog& cat,
       auto vecs = cache.get(src.model, texts, scope.dimensions);
       store::DocumentVectors dv;
       dv.doc_id = d.id;
-      dv.metadata = json::parse(d.metadata_json, nullptr, false);
-      if (!dv.metadata.is_object()) dv.metadata = json::object();
+      const json meta = json::parse(d.metadata_json, nullptr, false);
+      dv.metadata_json = meta.is_object() ? meta.dump() : "{}";
       for (std::size_t i = 0; i < chunks.size(); ++i) {
         if (vecs[i].empty()) {
           ++missing;

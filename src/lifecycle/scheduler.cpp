@@ -195,8 +195,8 @@ void Scheduler::commit(const catalog::KbRef& kb, const catalog::RevisionRow& rev
                                           job.chunks);
       store::DocumentVectors dv;
       dv.doc_id = job.doc.id;
-      dv.metadata = json::parse(job.doc.metadata_json, nullptr, false);
-      if (dv.metadata.is_discarded() || !dv.metadata.is_object()) dv.metadata = json::object();
+      const json meta = json::parse(job.doc.metadata_json, nullptr, false);
+      dv.metadata_json = meta.is_object() ? meta.dump() : "{}";
       for (std::size_t i = 0; i < job.chunks.size(); ++i)
         dv.chunks.push_back(
             {job.chunks[i].index, job.chunks[i].chunk_id, std::move(job.vectors[i]), ""});

@@ -20,13 +20,10 @@
 #include "catalog/catalog.h"
 #include "chunk/chunking.h"
 #include "core/filter.h"
+#include "embed/provider.h"
 #include "quarry/config.h"
 #include "quarry/types.h"
 #include "store/vector_store.h"
-
-namespace quarry::embed {
-class EmbeddingProvider;
-}
 
 namespace quarry::lifecycle {
 

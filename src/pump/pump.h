@@ -16,12 +16,9 @@
 #include <nlohmann/json.hpp>
 
 #include "catalog/catalog.h"
+#include "embed/provider.h"
 #include "pump/source.h"
 #include "pump/use_case.h"
-
-namespace quarry::embed {
-class EmbeddingProvider;
-}
 
 namespace quarry::pump {
 

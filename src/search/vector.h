@@ -6,15 +6,9 @@
 
 #include "catalog/catalog.h"
 #include "core/filter.h"
+#include "embed/provider.h"
 #include "quarry/types.h"
-
-namespace quarry::embed {
-class EmbeddingProvider;
-}
-namespace quarry::store {
-class VectorStore;
-struct Scope;
-}  // namespace quarry::store
+#include "store/vector_store.h"
 
 namespace quarry::search {
 

@@ -40,6 +40,7 @@ class MemoryStore final : public VectorStore {
   }
 
   UpsertResult upsert(const Scope& scope, const DocumentVectors& doc, Transaction*) override {
+    nlohmann::json metadata = metadata_of(doc);
     std::map<int, ChunkVector> chunks;
     for (const auto& c : doc.chunks) {
       if (scope.dimensions > 0 && c.vector.size() != static_cast<std::size_t>(scope.dimensions))
@@ -69,7 +70,7 @@ class MemoryStore final : public VectorStore {
       s.docs.erase(doc.doc_id);
     } else {
       s.dims = chunks.begin()->second.vector.size();
-      s.docs[doc.doc_id] = Doc{doc.metadata, std::move(chunks)};
+      s.docs[doc.doc_id] = Doc{std::move(metadata), std::move(chunks)};
     }
     return r;
   }

@@ -1,7 +1,9 @@
-// The store registry and the port's defaults: the availability probe and upsert_many.
+// The store registry, the public registration call (quarry/plugin.h) and the port's defaults:
+// the availability probe, the batch checks and upsert_many.
 #include <unordered_set>
 
 #include "quarry/error.h"
+#include "quarry/plugin.h"
 #include "store/chroma/chroma_store.h"
 #include "store/pgvector/pgvector_store.h"
 #include "store/qdrant/qdrant_store.h"
@@ -9,20 +11,15 @@
 
 namespace quarry::store {
 
-bool VectorStore::is_available() const {
-  try {
-    Query probe;
-    probe.top_k = 0;
-    query(Scope{"quarry-probe", "probe", 0}, probe);
-    return true;
-  } catch (const std::exception&) {
-    return false;
-  }
-}
-
-void check_upsert_batch(const std::string& store, const Scope& scope,
-                        const std::vector<DocumentVectors>& docs, bool vectors_optional) {
-  check_upsert_batch(store, scope, pointers_to(docs), vectors_optional);
+nlohmann::json metadata_of(const DocumentVectors& doc) {
+  if (doc.metadata_json.empty()) return nlohmann::json::object();
+  auto md = nlohmann::json::parse(doc.metadata_json, nullptr, false);
+  if (md.is_discarded() || !md.is_object())
+    throw Error(Code::invalid_argument,
+                "the metadata of document " + doc.doc_id +
+                    " is not the JSON text of an object; give {} for none",
+                {{"field", "metadata"}, {"doc_id", doc.doc_id}});
+  return md;
 }
 
 void check_upsert_batch(const std::string& store, const Scope& scope,
@@ -30,6 +27,7 @@ void check_upsert_batch(const std::string& store, const Scope& scope,
   std::unordered_set<std::string> ids;
   for (const auto* p : docs) {
     const DocumentVectors& d = *p;
+    metadata_of(d);  // refused before anything of the call is written
     if (!ids.insert(d.doc_id).second)
       throw Error(Code::invalid_argument,
                   "document " + d.doc_id +
@@ -63,9 +61,113 @@ void check_upsert_batch(const std::string& store, const Scope& scope,
   }
 }
 
-std::vector<UpsertResult> VectorStore::upsert_many(const Scope& scope,
+namespace {
+
+StoreRegistry& registry() {
+  static StoreRegistry* reg = new StoreRegistry();  // never destroyed: see builtin()
+  return *reg;
+}
+
+// The built-ins register through the public call, like any application's store; the flag lets
+// those calls through while builtin() is still filling the registry on this thread.
+thread_local bool registering_builtins = false;
+
+void register_builtins() {
+  registering_builtins = true;
+  struct Reset {
+    ~Reset() { registering_builtins = false; }
+  } reset;
+  // The built-in factories read the settings object as JSON, so their validation and messages
+  // are the ones docs/stores.md documents.
+  register_store("embedded", [](const Settings& settings, const StoreContext& ctx) {
+    return make_embedded_store(core::settings_json(settings), ctx);
+  });
+  register_store("chroma", [](const Settings& settings, const StoreContext& ctx) {
+    return chroma::make_chroma_store(core::settings_json(settings), ctx);
+  });
+  register_store("qdrant", [](const Settings& settings, const StoreContext& ctx) {
+    return qdrant::make_qdrant_store(core::settings_json(settings), ctx);
+  });
+  // Configure time: a database without the `vector` extension is refused here, by name,
+  // before anything is embedded (pgvector_store.h).
+  register_store("pgvector", [](const Settings& settings, const StoreContext& ctx) {
+    auto store = pgvector::make_pgvector_store(core::settings_json(settings), ctx);
+    store->check();
+    return std::unique_ptr<VectorStore>(std::move(store));
+  });
+  register_store("memory", [](const Settings& settings, const StoreContext&) {
+    if (!settings.empty())
+      throw Error(Code::invalid_argument, "unknown memory store setting: " + settings.keys()[0],
+                  {{"key", settings.keys()[0]}});
+    return make_memory_store();
+  });
+}
+
+}  // namespace
+
+StoreRegistry& StoreRegistry::builtin() {
+  // Filled once, on first use (leaked on purpose: stores may outlive static destruction).
+  static std::once_flag once;
+  if (!registering_builtins) std::call_once(once, register_builtins);
+  return registry();
+}
+
+void StoreRegistry::add(const std::string& id, StoreFactory f) {
+  if (id.empty()) throw Error(Code::invalid_argument, "a vector store needs an id");
+  if (!f) throw Error(Code::invalid_argument, "vector store " + id + " has no factory");
+  std::lock_guard lock(mu_);
+  if (!factories_.emplace(id, std::move(f)).second)
+    throw Error(Code::invalid_argument, "vector store " + id + " is already registered",
+                {{"store", id}});
+}
+
+bool StoreRegistry::has(const std::string& id) const {
+  std::lock_guard lock(mu_);
+  return factories_.count(id) > 0;
+}
+
+std::vector<std::string> StoreRegistry::ids() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& [id, f] : factories_) out.push_back(id);
+  return out;
+}
+
+std::unique_ptr<VectorStore> StoreRegistry::create(const std::string& id, const Settings& settings,
+                                                   const StoreContext& ctx) const {
+  StoreFactory factory;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = factories_.find(id); it != factories_.end()) factory = it->second;
+  }
+  if (!factory) throw Error(Code::not_found, "no vector store named " + id, {{"store", id}});
+  return factory(settings, ctx);
+}
+
+std::unique_ptr<VectorStore> StoreRegistry::create(const std::string& id,
+                                                   const nlohmann::json& settings,
+                                                   const StoreContext& ctx) const {
+  return create(id, core::settings_from_json(settings, id + " store settings"), ctx);
+}
+
+}  // namespace quarry::store
+
+namespace quarry {
+
+bool VectorStore::is_available() const {
+  try {
+    VectorQuery probe;
+    probe.top_k = 0;
+    query(StoreScope{"quarry-probe", "probe", 0}, probe);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+std::vector<UpsertResult> VectorStore::upsert_many(const StoreScope& scope,
                                                    const std::vector<DocumentVectors>& docs,
-                                                   Transaction* txn) {
+                                                   StoreTransaction* txn) {
   check_upsert_batch(id(), scope, docs, capabilities().embeds_on_write);
   std::vector<UpsertResult> out;
   out.reserve(docs.size());
@@ -73,58 +175,26 @@ std::vector<UpsertResult> VectorStore::upsert_many(const Scope& scope,
   return out;
 }
 
-StoreRegistry& StoreRegistry::builtin() {
-  static StoreRegistry* registry = [] {
-    auto* r = new StoreRegistry();
-    r->add("embedded", [](const nlohmann::json& settings, const StoreContext& ctx) {
-      return make_embedded_store(settings, ctx);
-    });
-    r->add("chroma", [](const nlohmann::json& settings, const StoreContext& ctx) {
-      return chroma::make_chroma_store(settings, ctx);
-    });
-    r->add("qdrant", [](const nlohmann::json& settings, const StoreContext& ctx) {
-      return qdrant::make_qdrant_store(settings, ctx);
-    });
-    // Configure time: a database without the `vector` extension is refused here, by name,
-    // before anything is embedded (pgvector_store.h).
-    r->add("pgvector", [](const nlohmann::json& settings, const StoreContext& ctx) {
-      auto store = pgvector::make_pgvector_store(settings, ctx);
-      store->check();
-      return std::unique_ptr<VectorStore>(std::move(store));
-    });
-    r->add("memory", [](const nlohmann::json& settings, const StoreContext&) {
-      if (settings.is_object() && !settings.empty())
-        throw Error(Code::invalid_argument,
-                    "unknown memory store setting: " + settings.begin().key(),
-                    {{"key", settings.begin().key()}});
-      return make_memory_store();
-    });
-    return r;
-  }();
-  return *registry;
+void check_upsert_batch(const std::string& store, const StoreScope& scope,
+                        const std::vector<DocumentVectors>& docs, bool vectors_optional) {
+  store::check_upsert_batch(store, scope, store::pointers_to(docs), vectors_optional);
 }
 
-void StoreRegistry::add(const std::string& id, StoreFactory f) {
-  if (id.empty()) throw Error(Code::invalid_argument, "a vector store needs an id");
-  if (!f) throw Error(Code::invalid_argument, "vector store " + id + " has no factory");
-  if (!factories_.emplace(id, std::move(f)).second)
-    throw Error(Code::invalid_argument, "vector store " + id + " is already registered",
-                {{"store", id}});
+void register_store(const std::string& id, StoreFactory factory, int api_version) {
+  if (api_version != kPluginApiVersion)
+    throw Error(Code::invalid_argument,
+                "vector store '" + id + "' was built against plugin API version " +
+                    std::to_string(api_version) + " but this Quarry speaks version " +
+                    std::to_string(kPluginApiVersion) +
+                    ": rebuild the plugin against this Quarry's include/quarry/plugin.h",
+                {{"store", id},
+                 {"api_version", std::to_string(api_version)},
+                 {"expected", std::to_string(kPluginApiVersion)}});
+  store::StoreRegistry::builtin().add(id, std::move(factory));
 }
 
-std::vector<std::string> StoreRegistry::ids() const {
-  std::vector<std::string> out;
-  for (const auto& [id, f] : factories_) out.push_back(id);
-  return out;
+std::vector<std::string> registered_stores() {
+  return store::StoreRegistry::builtin().ids();
 }
 
-std::unique_ptr<VectorStore> StoreRegistry::create(const std::string& id,
-                                                   const nlohmann::json& settings,
-                                                   const StoreContext& ctx) const {
-  auto it = factories_.find(id);
-  if (it == factories_.end())
-    throw Error(Code::not_found, "no vector store named " + id, {{"store", id}});
-  return it->second(settings, ctx);
-}
-
-}  // namespace quarry::store
+}  // namespace quarry

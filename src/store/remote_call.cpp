@@ -1,11 +1,33 @@
 #include "store/remote_call.h"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 
 #include "quarry/error.h"
 
 namespace quarry::store {
+
+net::RetryOptions retry_options(const RemoteSettings& s) {
+  return net::RetryOptions{s.max_retries, net::Millis(s.retry_base_delay_ms),
+                           net::Millis(s.retry_max_delay_ms), net::Millis(60000)};
+}
+
+net::HttpRequest remote_request(const RemoteSettings& s, const std::string& method,
+                                const std::string& url, const nlohmann::json* body) {
+  net::HttpRequest req;
+  req.method = method;
+  req.url = url;
+  req.headers = {{"Accept", "application/json"}};
+  if (body) {
+    req.headers.emplace_back("Content-Type", "application/json");
+    req.body = body->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+  req.timeout_ms = s.timeout_ms;
+  req.connect_timeout_ms = std::min(s.timeout_ms, 5000);
+  req.allow_private = s.allow_private;
+  return req;
+}
 
 net::RetryOutcome call_remote(const net::RetryPolicy& retry, net::HttpClient& http,
                               const net::HttpRequest& req, const RemoteTarget& t,

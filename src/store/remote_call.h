@@ -8,6 +8,7 @@
 
 #include "net/http_client.h"
 #include "net/retry.h"
+#include "store/settings_reader.h"
 #include "store/vector_store.h"
 
 namespace quarry::store {
@@ -18,6 +19,14 @@ struct RemoteTarget {
   std::string url;
   int timeout_ms = 0;
 };
+
+// The retry policy a remote store's settings ask for.
+net::RetryOptions retry_options(const RemoteSettings& s);
+
+// A request to the store's server, guarded as its settings say (timeouts, allow_private), with
+// `body` as its JSON when given. The caller adds its authentication header.
+net::HttpRequest remote_request(const RemoteSettings& s, const std::string& method,
+                                const std::string& url, const nlohmann::json* body = nullptr);
 
 net::RetryOutcome call_remote(const net::RetryPolicy& retry, net::HttpClient& http,
                               const net::HttpRequest& req, const RemoteTarget& target,

@@ -41,6 +41,29 @@ bool SettingsReader::boolean(const nlohmann::json& v, const std::string& key) co
   return v.get<bool>();
 }
 
+bool SettingsReader::remote(RemoteSettings& s, const std::string& k,
+                            const nlohmann::json& v) const {
+  if (k == "url") {
+    s.url = string(v, k, false);
+    while (!s.url.empty() && s.url.back() == '/') s.url.pop_back();
+  } else if (k == "allow_private") {
+    s.allow_private = boolean(v, k);
+  } else if (k == "timeout_ms") {
+    s.timeout_ms = integer(v, k, 100, 3600000);
+  } else if (k == "max_retries") {
+    s.max_retries = integer(v, k, 0, 20);
+  } else if (k == "retry_base_delay_ms") {
+    s.retry_base_delay_ms = integer(v, k, 1, 600000);
+  } else if (k == "retry_max_delay_ms") {
+    s.retry_max_delay_ms = integer(v, k, 1, 600000);
+  } else if (k == "api_key_secret") {
+    s.api_key_secret = string(v, k, true);
+  } else {
+    return false;
+  }
+  return true;
+}
+
 bool filter_reachable_segment(const std::string& k) {
   if (k.empty()) return false;
   for (char c : k)

@@ -8,6 +8,18 @@
 
 namespace quarry::store {
 
+// The settings every remote store (chroma, qdrant) has: where its server is, and how calls to
+// it are guarded, limited and retried. docs/stores.md documents them once per store.
+struct RemoteSettings {
+  std::string url;             // the server's base URL (no trailing '/'); each store's default
+  bool allow_private = false;  // loopback/private servers (the usual local one) need it
+  int timeout_ms = 30000;
+  int max_retries = 4;
+  int retry_base_delay_ms = 200;
+  int retry_max_delay_ms = 5000;
+  std::string api_key_secret;  // secret name; its value is sent in the store's auth header
+};
+
 class SettingsReader {
  public:
   explicit SettingsReader(std::string store) : store_(std::move(store)) {}
@@ -20,6 +32,8 @@ class SettingsReader {
   std::string one_of(const nlohmann::json& v, const std::string& key,
                      const std::set<std::string>& allowed) const;
   bool boolean(const nlohmann::json& v, const std::string& key) const;
+  // Reads `key` into `s` when it is one of RemoteSettings' keys; false for any other key.
+  bool remote(RemoteSettings& s, const std::string& key, const nlohmann::json& v) const;
 
  private:
   std::string store_;

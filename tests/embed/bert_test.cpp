@@ -135,7 +135,7 @@ double relative_error(const std::vector<float>& got, const std::vector<double>& 
 }
 
 std::unique_ptr<EmbeddingProvider> bert(const fs::path& dir, json settings = json::object()) {
-  return ProviderRegistry::builtin().create(ProviderSpec::parse("bert:" + dir.string(), settings),
+  return ProviderRegistry::builtin().create(parse_spec("bert:" + dir.string(), settings),
                                             ProviderContext{});
 }
 

@@ -39,7 +39,7 @@ TEST(GloveImport, WritesAModelTheStaticProviderServes) {
   EXPECT_EQ(ids, (std::vector<std::int32_t>{4, 5, 6, 1}));  // rank order after 4 specials
 
   auto p = ProviderRegistry::builtin().create(
-      ProviderSpec::parse("static:glove-3d", {{"model_dir", out.string()}}), {});
+      parse_spec("static:glove-3d", {{"model_dir", out.string()}}), {});
   EXPECT_EQ(p->dimensions(), 3);
   auto cat = p->embed_query("CAT");
   EXPECT_NEAR(cat[1], 1.0f, 1e-6);

@@ -13,7 +13,7 @@ namespace {
 using quarry::testing::dot;
 
 std::unique_ptr<EmbeddingProvider> make(const std::string& spec, nlohmann::json settings = {}) {
-  return ProviderRegistry::builtin().create(ProviderSpec::parse(spec, settings), {});
+  return ProviderRegistry::builtin().create(parse_spec(spec, settings), {});
 }
 
 TEST(HashProvider, DimensionsFromModelSettingsOrDefault) {

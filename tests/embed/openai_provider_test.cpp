@@ -38,7 +38,8 @@ struct Harness {
     deps.clock = clock;
     deps.sleeper = sleeper;
     deps.jitter = [] { return 0.5; };
-    return make_openai_provider(ProviderSpec{"openai", "test-model", settings}, ctx, deps);
+    return make_openai_provider(
+        ProviderSpec{"openai", "test-model", core::settings_from_json(settings)}, ctx, deps);
   }
 };
 
@@ -282,14 +283,16 @@ TEST(OpenAiProvider, SettingsAreStrict) {
 TEST(OpenAiProvider, KnownModelsNeedNoDimensionsAndIdentityHasNoSecrets) {
   ProviderContext ctx;
   ctx.secret = [](const std::string&) { return kKey; };
-  auto p = make_openai_provider(
-      {"openai", "text-embedding-3-small", {{"requests_per_minute", 100}, {"timeout_ms", 5}}}, ctx);
+  auto p = make_openai_provider(parse_spec("openai:text-embedding-3-small",
+                                           {{"requests_per_minute", 100}, {"timeout_ms", 5}}),
+                                ctx);
   EXPECT_EQ(p->dimensions(), 1536);
   EXPECT_EQ(p->identity(), "openai|api.openai.com/v1|text-embedding-3-small|1536");
   EXPECT_TRUE(p->is_available().ok) << p->is_available().reason;
-  auto large = make_openai_provider(
-      {"openai", "text-embedding-3-large", {{"dimensions", 256}, {"base_url", "http://h:8080/x/"}}},
-      ctx);
+  auto large =
+      make_openai_provider(parse_spec("openai:text-embedding-3-large",
+                                      {{"dimensions", 256}, {"base_url", "http://h:8080/x/"}}),
+                           ctx);
   EXPECT_EQ(large->identity(), "openai|h:8080/x|text-embedding-3-large|256");
 }
 
@@ -306,11 +309,10 @@ TEST(OpenAiProvider, MissingKeyForOpenAiIsUnavailableNotAnException) {
 
 TEST(OpenAiProvider, MetadataEndpointIsNeverAvailable) {
   ProviderContext ctx;
-  auto p = make_openai_provider(
-      {"openai",
-       "m",
-       {{"dimensions", 8}, {"allow_private", true}, {"base_url", "http://169.254.169.254/v1"}}},
-      ctx);
+  auto p = make_openai_provider(parse_spec("openai:m", {{"dimensions", 8},
+                                                        {"allow_private", true},
+                                                        {"base_url", "http://169.254.169.254/v1"}}),
+                                ctx);
   EXPECT_FALSE(p->is_available().ok);
   EXPECT_EQ(error_of([&] { p->embed_documents({"a"}); }).code(), Code::blocked_address);
 }

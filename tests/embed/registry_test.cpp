@@ -1,9 +1,12 @@
 // The provider registry, spec parsing, the selection chain and the dimension check.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "embed/provider.h"
 #include "model_fixture.h"
 #include "quarry/error.h"
+#include "quarry/plugin.h"
 #include "test_util.h"
 
 namespace quarry::embed {
@@ -53,16 +56,15 @@ TEST(ProviderSpec, ParsesIdAndModel) {
   auto h = ProviderSpec::parse("hash");
   EXPECT_EQ(h.id, "hash");
   EXPECT_EQ(h.model, "");
-  auto o = ProviderSpec::parse("openai:text-embedding-3-small", {{"dimensions", 256}});
-  EXPECT_EQ(o.settings["dimensions"], 256);
+  auto o = parse_spec("openai:text-embedding-3-small", {{"dimensions", 256}});
+  EXPECT_EQ(o.settings.get_integer("dimensions"), 256);
 }
 
 TEST(ProviderSpec, RejectsEmptyIdTrailingColonAndNonObjectSettings) {
   EXPECT_EQ(code_of([] { ProviderSpec::parse(""); }), Code::invalid_argument);
   EXPECT_EQ(code_of([] { ProviderSpec::parse(":model"); }), Code::invalid_argument);
   EXPECT_EQ(code_of([] { ProviderSpec::parse("hash:"); }), Code::invalid_argument);
-  EXPECT_EQ(code_of([] { ProviderSpec::parse("hash", nlohmann::json::array()); }),
-            Code::invalid_argument);
+  EXPECT_EQ(code_of([] { parse_spec("hash", nlohmann::json::array()); }), Code::invalid_argument);
 }
 
 TEST(ProviderRegistry, BuiltinHasStaticHashOpenai) {
@@ -175,6 +177,45 @@ TEST(CheckDimensions, MismatchNamesBothPluginsAndBothDimensions) {
       EXPECT_NE(e.message().find(s), std::string::npos) << s;
     EXPECT_EQ(e.details().at("store_dimensions"), "384");
   }
+}
+
+// quarry::register_provider() (quarry/plugin.h): the built-ins register through it, and an
+// application's provider registered through it is what a KB's embedding.provider can name.
+TEST(ProviderPluginRegistration, BuiltinsAreRegisteredThroughThePublicCall) {
+  auto ids = registered_providers();
+  for (const char* id : {"static", "hash", "openai", "bert"}) {
+    EXPECT_NE(std::find(ids.begin(), ids.end(), id), ids.end()) << id;
+    EXPECT_EQ(code_of([&] { register_provider(id, fake(id, 3, true)); }), Code::invalid_argument)
+        << id;
+  }
+}
+
+TEST(ProviderPluginRegistration, AnotherApiVersionIsRefusedAndNothingIsRegistered) {
+  std::string message;
+  EXPECT_EQ(
+      code_of([] { register_provider("v-next", fake("v-next", 3, true), kPluginApiVersion + 1); },
+              nullptr, &message),
+      Code::invalid_argument);
+  EXPECT_NE(message.find("rebuild the plugin"), std::string::npos) << message;
+  EXPECT_FALSE(ProviderRegistry::builtin().has("v-next"));
+  EXPECT_EQ(code_of([] { register_provider("", fake("x", 3, true)); }), Code::invalid_argument);
+}
+
+TEST(ProviderPluginRegistration, ARegisteredProviderIsSelectedForAKbWithItsSettings) {
+  static std::string seen;
+  register_provider("app-embedder", [](const ProviderSpec& spec, const ProviderContext&) {
+    seen = spec.to_string() + " " + spec.settings.json_text();
+    return std::make_unique<FakeProvider>(
+        "app-embedder", static_cast<int>(spec.settings.get_integer("dimensions").value_or(5)),
+        true);
+  });
+  ProviderContext ctx;
+  auto sel = select_provider(ProviderRegistry::builtin(), "app-embedder:m1",
+                             nlohmann::json{{"dimensions", 12}}, "", ctx);
+  ASSERT_TRUE(sel.provider);
+  EXPECT_EQ(sel.source, "kb");
+  EXPECT_EQ(sel.provider->dimensions(), 12);
+  EXPECT_EQ(seen, R"(app-embedder:m1 {"dimensions":12})");
 }
 
 TEST(L2Normalize, UnitLengthAndZeroStaysZero) {

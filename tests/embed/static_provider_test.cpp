@@ -24,7 +24,7 @@ using quarry::testing::write_file;
 std::unique_ptr<EmbeddingProvider> make_at(const std::filesystem::path& dir,
                                            const std::string& name = "tiny") {
   return ProviderRegistry::builtin().create(
-      ProviderSpec::parse("static:" + name, {{"model_dir", dir.string()}}), {});
+      parse_spec("static:" + name, {{"model_dir", dir.string()}}), {});
 }
 
 // The mean of the given rows, L2-normalised: what the provider must produce.
@@ -152,15 +152,13 @@ TEST(StaticProvider, LookupOrderEnvThenContextThenDataDir) {
 TEST(StaticProvider, RejectsPathLikeModelNamesAndBadSettings) {
   for (auto bad : {"static:../x", "static:a/b", "static:.hidden"})
     EXPECT_THROW(ProviderRegistry::builtin().create(ProviderSpec::parse(bad), {}), Error) << bad;
-  EXPECT_THROW(
-      ProviderRegistry::builtin().create(ProviderSpec::parse("static:x", {{"model_dir", 3}}), {}),
-      Error);
+  EXPECT_THROW(ProviderRegistry::builtin().create(parse_spec("static:x", {{"model_dir", 3}}), {}),
+               Error);
   TempDir dir;
   TinyModel{}.write(dir.path());
   EXPECT_THROW(
       ProviderRegistry::builtin().create(
-          ProviderSpec::parse("static:x", {{"model_dir", dir.path().string()}, {"dimensions", 5}}),
-          {}),
+          parse_spec("static:x", {{"model_dir", dir.path().string()}, {"dimensions", 5}}), {}),
       Error);
 }
 

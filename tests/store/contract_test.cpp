@@ -37,7 +37,7 @@ Vec near(const Vec& center, std::mt19937& rng, float noise = 0.1f) {
 
 DocumentVectors doc(const std::string& id, std::vector<Vec> vecs,
                     nlohmann::json meta = nlohmann::json::object()) {
-  DocumentVectors d{id, std::move(meta), {}};
+  DocumentVectors d{id, meta.dump(), {}};
   for (std::size_t i = 0; i < vecs.size(); ++i)
     d.chunks.push_back({static_cast<int>(i), id + "#" + std::to_string(i), std::move(vecs[i]), ""});
   return d;
@@ -411,7 +411,7 @@ TEST_P(StoreContract, UpsertManyEqualsOneByOne) {
   next.push_back(docs[1]);
   next.back().chunks[0].vector = random_vec(rng);
   next.push_back(docs[2]);
-  next.back().metadata = {{"g", 99}, {"name", "d2"}};
+  next.back().metadata_json = nlohmann::json{{"g", 99}, {"name", "d2"}}.dump();
   next.push_back(docs[5]);
   next.push_back(doc("new", {random_vec(rng), random_vec(rng)}, {{"g", 1}, {"name", "new"}}));
   auto again = store_->upsert_many(scope("kb"), next);

@@ -28,7 +28,7 @@ Vec unit_random(std::mt19937& rng) {
 }
 
 DocumentVectors one(const std::string& id, Vec v, nlohmann::json meta = nlohmann::json::object()) {
-  return DocumentVectors{id, std::move(meta), {{0, id + "#0", std::move(v), ""}}};
+  return DocumentVectors{id, meta.dump(), {{0, id + "#0", std::move(v), ""}}};
 }
 
 Query q(const Vec& v, int k) {
@@ -263,7 +263,7 @@ TEST_F(EmbeddedStoreTest, HnswRecallAt10) {
   auto s = open({{"hnsw_threshold", 500}});
   auto exact = make_memory_store();
   for (int i = 0; i < kN; i += 10) {  // 10 chunks per document
-    DocumentVectors d{"d" + std::to_string(i), nlohmann::json::object(), {}};
+    DocumentVectors d{"d" + std::to_string(i), "{}", {}};
     for (int c = 0; c < 10; ++c) d.chunks.push_back({c, "", sample(), ""});
     s->upsert(kScope, d);
     exact->upsert(kScope, d);
@@ -366,16 +366,16 @@ TEST(StoreRegistryTest, BuiltinsAndRegistration) {
   auto s = reg.create("embedded", nlohmann::json::object(), StoreContext{dir.path().string(), {}});
   EXPECT_EQ(s->id(), "embedded");
   EXPECT_TRUE(s->is_available());
-  EXPECT_EQ(reg.create("memory", {}, {})->id(), "memory");
+  EXPECT_EQ(reg.create("memory", quarry::Settings(), {})->id(), "memory");
   StoreRegistry mine;
-  mine.add("x", [](const nlohmann::json&, const StoreContext&) { return make_memory_store(); });
-  EXPECT_THROW(
-      mine.add("x", [](const nlohmann::json&, const StoreContext&) { return make_memory_store(); }),
-      Error);
-  EXPECT_THROW(
-      mine.add("", [](const nlohmann::json&, const StoreContext&) { return make_memory_store(); }),
-      Error);
-  EXPECT_THROW(reg.create("nope", {}, {}), Error);
+  mine.add("x", [](const quarry::Settings&, const StoreContext&) { return make_memory_store(); });
+  EXPECT_THROW(mine.add("x", [](const quarry::Settings&,
+                                const StoreContext&) { return make_memory_store(); }),
+               Error);
+  EXPECT_THROW(mine.add("", [](const quarry::Settings&,
+                               const StoreContext&) { return make_memory_store(); }),
+               Error);
+  EXPECT_THROW(reg.create("nope", quarry::Settings(), {}), Error);
   EXPECT_EQ(mine.ids(), std::vector<std::string>{"x"});
 }
 

@@ -22,15 +22,14 @@ inline std::vector<float> unit(int i, int dim = 4) {
 
 inline DocumentVectors doc(const std::string& id, int chunks,
                            nlohmann::json meta = nlohmann::json::object()) {
-  DocumentVectors d{id, std::move(meta), {}};
+  DocumentVectors d{id, meta.dump(), {}};
   for (int i = 0; i < chunks; ++i)
     d.chunks.push_back({i, id + "#" + std::to_string(i), unit(i), ""});
   return d;
 }
 
 // The documents of `scope` whose metadata matches `filter` (a §4 filter as JSON text).
-inline std::set<std::string> docs_matching(VectorStore& s, const Scope& scope,
-                                           const char* filter) {
+inline std::set<std::string> docs_matching(VectorStore& s, const Scope& scope, const char* filter) {
   Query q;
   q.vector = unit(0);
   q.top_k = 1000;

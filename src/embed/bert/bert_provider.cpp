@@ -296,7 +296,7 @@ std::unique_ptr<EmbeddingProvider> make_bert_provider(const ProviderSpec& spec,
     throw Error(Code::invalid_argument,
                 "the bert provider needs a model folder: bert:/path/to/all-MiniLM-L6-v2",
                 {{"field", "embedder.provider"}});
-  for (const auto& [k, v] : spec.settings.items()) {
+  for (const auto& [k, v] : settings_json(spec).items()) {
     if (k != "query_prefix" && k != "document_prefix")
       throw Error(Code::invalid_argument,
                   "unknown bert setting '" + k + "' (known: query_prefix, document_prefix)",
@@ -318,7 +318,7 @@ std::unique_ptr<EmbeddingProvider> make_bert_provider(const ProviderSpec& spec,
   }
   std::string name = fs::path(spec.model).filename().string();
   if (name.empty()) name = fs::path(spec.model).parent_path().filename().string();
-  return std::make_unique<BertProvider>(name, fs::absolute(dir), spec.settings);
+  return std::make_unique<BertProvider>(name, fs::absolute(dir), settings_json(spec));
 }
 
 // Token ids as the bert provider feeds them to the model (for `quarry embed` and tests);

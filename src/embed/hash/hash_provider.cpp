@@ -64,8 +64,8 @@ int parse_dims(const ProviderSpec& spec) {
     dims = std::stoll(m);
     from_model = true;
   }
-  if (spec.settings.contains("dimensions")) {
-    const auto& d = spec.settings["dimensions"];
+  if (settings_json(spec).contains("dimensions")) {
+    const auto& d = settings_json(spec)["dimensions"];
     if (!d.is_number_integer())
       throw Error(Code::invalid_argument, "settings.dimensions must be an integer (1-8192)",
                   {{"field", "dimensions"}});

@@ -54,7 +54,7 @@ OpenAiSettings parse_openai_settings(const ProviderSpec& spec) {
     throw Error(Code::invalid_argument,
                 "openai provider: name the model, e.g. openai:text-embedding-3-small",
                 {{"field", "model"}, {"provider", "openai"}});
-  const json& set = spec.settings;
+  const json& set = settings_json(spec);
   if (!set.is_null() && !set.is_object())
     throw Error(Code::invalid_argument, "openai provider: settings must be a JSON object",
                 {{"field", "settings"}});

@@ -203,8 +203,8 @@ std::unique_ptr<EmbeddingProvider> make_static_provider(const ProviderSpec& spec
   std::string name = spec.model.empty() ? kDefaultModel : spec.model;
   check_model_name(name);
   std::string explicit_dir;
-  if (spec.settings.contains("model_dir")) {
-    const auto& d = spec.settings["model_dir"];
+  if (settings_json(spec).contains("model_dir")) {
+    const auto& d = settings_json(spec)["model_dir"];
     if (!d.is_string() || d.get<std::string>().empty())
       throw Error(Code::invalid_argument, "settings.model_dir must be a non-empty folder path",
                   {{"field", "model_dir"}});
@@ -212,8 +212,8 @@ std::unique_ptr<EmbeddingProvider> make_static_provider(const ProviderSpec& spec
   }
   auto candidates = explicit_dir.empty() ? candidate_dirs(name, ctx) : std::vector<std::string>{};
   int dims = peek_dims(explicit_dir.empty() ? candidates : std::vector<std::string>{explicit_dir});
-  if (spec.settings.contains("dimensions")) {
-    const auto& d = spec.settings["dimensions"];
+  if (settings_json(spec).contains("dimensions")) {
+    const auto& d = settings_json(spec)["dimensions"];
     if (!d.is_number_integer() || d.get<long long>() < 1 || d.get<long long>() > 65536)
       throw Error(Code::invalid_argument, "settings.dimensions must be a positive integer",
                   {{"field", "dimensions"}});

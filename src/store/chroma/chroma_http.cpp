@@ -30,24 +30,12 @@ ChromaHttp::ChromaHttp(const ChromaSettings& s, std::string token, ChromaDeps de
     : s_(s),
       token_(std::move(token)),
       http_(deps.http ? deps.http : net::make_curl_client()),
-      retry_(net::RetryOptions{s.max_retries, net::Millis(s.retry_base_delay_ms),
-                               net::Millis(s.retry_max_delay_ms), net::Millis(60000)},
-             deps.sleeper) {}
+      retry_(retry_options(s), deps.sleeper) {}
 
 Reply ChromaHttp::call(const std::string& method, const std::string& path, const json* body,
                        bool missing_ok) const {
-  net::HttpRequest req;
-  req.method = method;
-  req.url = s_.url + "/api/v2" + path;
-  req.headers = {{"Accept", "application/json"}};
-  if (body) {
-    req.headers.emplace_back("Content-Type", "application/json");
-    req.body = body->dump(-1, ' ', false, json::error_handler_t::replace);
-  }
+  net::HttpRequest req = remote_request(s_, method, s_.url + "/api/v2" + path, body);
   if (!token_.empty()) req.headers.emplace_back("x-chroma-token", token_);
-  req.timeout_ms = s_.timeout_ms;
-  req.connect_timeout_ms = std::min(s_.timeout_ms, 5000);
-  req.allow_private = s_.allow_private;
   const std::string what = method + " " + path;
 
   net::RetryOutcome outcome = call_remote(

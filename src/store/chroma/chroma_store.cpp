@@ -5,7 +5,6 @@
 // Counts: Chroma's delete answers nothing, so the deletes first read the ids they will remove
 // (get with the same `where`), then delete exactly those ids, in batches, until none is left.
 #include <algorithm>
-#include <cstring>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -16,26 +15,17 @@
 #include "store/chroma/chroma_http.h"
 #include "store/chroma/chroma_store.h"
 #include "store/remote_call.h"
+#include "store/remote_checks.h"
 
 namespace quarry::store::chroma {
 using nlohmann::json;
 
 namespace {
 
-[[noreturn]] void dimension_error(const std::string& what, std::size_t got, int want,
-                                  const Scope& scope) {
-  throw Error(Code::dimension_mismatch,
-              what + " has " + std::to_string(got) + " dimensions but KB " + scope.kb +
-                  " revision " + scope.revision + " holds " + std::to_string(want) +
-                  "-dimension vectors in the chroma store; re-embed with the revision's "
-                  "embedder or start a new revision",
-              {{"store", "chroma"}, {"got", std::to_string(got)}, {"want", std::to_string(want)}});
-}
+constexpr const char* kStore = "chroma";
 
 std::string vector_hash(const std::vector<float>& v) {
-  std::string bytes(v.size() * sizeof(float), '\0');
-  if (!v.empty()) std::memcpy(bytes.data(), v.data(), bytes.size());
-  return core::sha256_hex(bytes).substr(0, 16);
+  return core::sha256_hex(vector_bytes(v)).substr(0, 16);
 }
 
 struct Collection {
@@ -59,10 +49,10 @@ Collection collection_of(const json& c) {
   return out;
 }
 
-class ChromaStore final : public VectorStore {
+class ChromaStore final : public RemoteStore {
  public:
   ChromaStore(ChromaSettings s, std::string token, ChromaDeps deps)
-      : s_(std::move(s)), http_(s_, std::move(token), std::move(deps)) {
+      : RemoteStore(kStore), s_(std::move(s)), http_(s_, std::move(token), std::move(deps)) {
     db_ = "/tenants/" + path_segment(s_.tenant) + "/databases/" + path_segment(s_.database);
   }
 
@@ -80,29 +70,13 @@ class ChromaStore final : public VectorStore {
     return c;
   }
 
-  UpsertResult upsert(const Scope& scope, const DocumentVectors& doc, Transaction*) override {
-    return write({&doc}, scope).front();
-  }
-
-  std::vector<UpsertResult> upsert_many(const Scope& scope,
-                                        const std::vector<DocumentVectors>& docs,
-                                        Transaction*) override {
-    return write(pointers_to(docs), scope);
-  }
-
   std::vector<StoreHit> query(const Scope& scope, const Query& q) const override {
-    if (q.top_k <= 0) return {};
-    if (q.vector.empty())
-      throw Error(Code::mode_unavailable,
-                  "the chroma store does not embed query text: use the platform embedding mode",
-                  {{"store", "chroma"}});
-    if (scope.dimensions > 0 && q.vector.size() != static_cast<std::size_t>(scope.dimensions))
-      dimension_error("the query vector", q.vector.size(), scope.dimensions, scope);
+    if (!check_query(kStore, scope, q)) return {};
     json where = translate_filter(q.filter);  // before any I/O: refuse what cannot be exact
     auto c = find(scope);
     if (!c) return {};
     if (c->dimensions > 0 && q.vector.size() != static_cast<std::size_t>(c->dimensions))
-      dimension_error("the query vector", q.vector.size(), c->dimensions, scope);
+      dimension_error(kStore, "the query vector", q.vector.size(), c->dimensions, scope);
     json body = {{"query_embeddings", json::array({q.vector})},
                  {"n_results", q.top_k},
                  {"include", {"metadatas", "distances"}}};
@@ -124,11 +98,7 @@ class ChromaStore final : public VectorStore {
       h.score = cosine_score(h.raw_score);
       hits.push_back(std::move(h));
     }
-    std::stable_sort(hits.begin(), hits.end(), [](const StoreHit& a, const StoreHit& b) {
-      return a.raw_score < b.raw_score;
-    });
-    if (hits.size() > static_cast<std::size_t>(q.top_k))
-      hits.resize(static_cast<std::size_t>(q.top_k));
+    best_first(hits, q.top_k);
     return hits;
   }
 
@@ -145,10 +115,7 @@ class ChromaStore final : public VectorStore {
   }
 
   int delete_where(const std::string& kb, const core::Filter& filter, Transaction*) override {
-    if (filter.empty())
-      throw Error(Code::invalid_argument,
-                  "delete_where needs a non-empty filter; to delete a whole KB use delete_kb",
-                  {{"field", "filter"}});
+    require_filter(filter);
     json where = translate_filter(filter);
     int n = 0;
     for (const auto& c : kb_collections(kb)) n += delete_matching(c, where);
@@ -206,7 +173,7 @@ class ChromaStore final : public VectorStore {
   Collection ensure_collection(const Scope& scope) {
     if (auto c = find(scope)) {
       if (c->dimensions != scope.dimensions)
-        dimension_error("the upsert's scope", static_cast<std::size_t>(scope.dimensions),
+        dimension_error(kStore, "the upsert's scope", static_cast<std::size_t>(scope.dimensions),
                         c->dimensions, scope);
       return *c;
     }
@@ -223,7 +190,7 @@ class ChromaStore final : public VectorStore {
         {"get_or_create", true}};
     Collection c = collection_of(http_.call("POST", db_ + "/collections", &body).body);
     if (c.dimensions != scope.dimensions)  // it existed already (a concurrent creator)
-      dimension_error("the upsert's scope", static_cast<std::size_t>(scope.dimensions),
+      dimension_error(kStore, "the upsert's scope", static_cast<std::size_t>(scope.dimensions),
                       c.dimensions, scope);
     return remember(std::move(c));
   }
@@ -297,22 +264,12 @@ class ChromaStore final : public VectorStore {
 
   // --- writes --------------------------------------------------------------------------------
 
-  // Every document checked before any I/O, then written together (upsert_into).
-  std::vector<UpsertResult> write(const std::vector<const DocumentVectors*>& docs,
-                                  const Scope& scope) {
-    if (scope.dimensions <= 0)
-      throw Error(Code::invalid_argument, "the chroma store needs the scope's dimensions (> 0)",
-                  {{"store", "chroma"}});
-    check_upsert_batch("chroma", scope, docs, false);
-    if (docs.empty()) return {};
-    try {
-      return upsert_into(ensure_collection(scope), scope, docs);
-    } catch (const Error& e) {
-      // Dropped by someone else since we cached its id: forget it and create it again, once.
-      if (e.details().count("status") == 0 || e.details().at("status") != "404") throw;
-      forget(collection_name(scope.kb, scope.revision));
-      return upsert_into(ensure_collection(scope), scope, docs);
-    }
+  std::vector<UpsertResult> write_page(const Scope& scope,
+                                       const std::vector<const DocumentVectors*>& docs) override {
+    return upsert_into(ensure_collection(scope), scope, docs);
+  }
+  void forget_collection(const Scope& scope) override {
+    forget(collection_name(scope.kb, scope.revision));
   }
 
   // What is stored for the documents now (one paged get for all of them), then the stale
@@ -346,7 +303,7 @@ class ChromaStore final : public VectorStore {
     std::set<std::string> keep;
     for (std::size_t d = 0; d < docs.size(); ++d) {
       const DocumentVectors& doc = *docs[d];
-      const json user = flatten_metadata(doc.metadata);
+      const json user = flatten_metadata(metadata_of(doc));
       for (std::size_t i = 0; i < doc.chunks.size(); ++i) {
         const auto& ch = doc.chunks[i];
         json md = user;
@@ -415,7 +372,7 @@ class ChromaStore final : public VectorStore {
       try {
         http_.call("POST", "/tenants/" + path_segment(s_.tenant) + "/databases", &body);
       } catch (const Error& e) {  // 409: a concurrent creator won the race
-        if (e.details().count("status") == 0 || e.details().at("status") != "409") throw;
+        if (!has_status(e, "409")) throw;
       }
     }
     std::lock_guard lock(mu_);

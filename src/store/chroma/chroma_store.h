@@ -22,6 +22,7 @@
 #include "core/filter.h"
 #include "net/http_client.h"
 #include "net/retry.h"
+#include "store/settings_reader.h"
 #include "store/vector_store.h"
 
 namespace quarry::store::chroma {
@@ -40,19 +41,15 @@ inline constexpr const char* kNullPrefix = "quarry:null:";  // + path: true when
 inline constexpr const char* kRevisionKey = "quarry:revision";
 inline constexpr const char* kDimensionsKey = "quarry:dimensions";
 
-struct ChromaSettings {
-  std::string url = "http://127.0.0.1:8000";  // the server's base URL, without /api/v2
+// url is the server's base URL, without /api/v2; api_key_secret names the secret sent as
+// x-chroma-token.
+struct ChromaSettings : RemoteSettings {
+  ChromaSettings() { url = "http://127.0.0.1:8000"; }
   std::string tenant = "default_tenant";
   std::string database = "default_database";
   bool create_database = false;  // create `database` in `tenant` when it is missing
-  bool allow_private = false;    // loopback/private servers (the usual local Chroma) need it
-  int timeout_ms = 30000;
-  int max_retries = 4;
-  int retry_base_delay_ms = 200;
-  int retry_max_delay_ms = 5000;
-  std::string api_key_secret;  // secret name; its value is sent as x-chroma-token when set
-  int batch_size = 0;          // records per write; 0: the server's max_batch_size
-  int ef_search = 100;         // HNSW search breadth of collections this store creates
+  int batch_size = 0;            // records per write; 0: the server's max_batch_size
+  int ef_search = 100;           // HNSW search breadth of collections this store creates
   int ef_construction = 100;
   int max_neighbors = 16;
 };

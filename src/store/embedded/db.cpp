@@ -209,7 +209,7 @@ std::vector<UpsertResult> VectorDb::upsert_many(const Scope& scope, const Docume
 
 UpsertResult VectorDb::write_doc(const Scope& scope, const DocumentVectors& doc,
                                  std::map<int, const ChunkVector*>& wanted) {
-  const std::string meta = doc.metadata.dump();
+  const std::string meta = metadata_of(doc).dump();
   bool scope_exists = false;
   {
     Q q(prepare("SELECT dims FROM scopes WHERE kb = ?1 AND revision = ?2"));

@@ -341,7 +341,7 @@ class Store final : public PgvectorStore {
       std::map<std::string, std::size_t> pos;
       for (std::size_t d = 0; d < docs.size(); ++d) {
         ids.push_back(docs[d]->doc_id);
-        metas.push_back(metadata_json(docs[d]->metadata));
+        metas.push_back(metadata_json(metadata_of(*docs[d])));
         pos[docs[d]->doc_id] = d;
       }
       const std::string id_array = text_array_literal(ids);

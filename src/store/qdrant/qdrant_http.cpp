@@ -29,29 +29,18 @@ QdrantHttp::QdrantHttp(const QdrantSettings& s, std::string api_key, QdrantDeps 
     : s_(s),
       api_key_(std::move(api_key)),
       http_(deps.http ? deps.http : net::make_curl_client()),
-      retry_(net::RetryOptions{s.max_retries, net::Millis(s.retry_base_delay_ms),
-                               net::Millis(s.retry_max_delay_ms), net::Millis(60000)},
-             deps.sleeper) {}
+      retry_(retry_options(s), deps.sleeper) {}
 
-net::HttpRequest QdrantHttp::request(const std::string& method, const std::string& path) const {
-  net::HttpRequest req;
-  req.method = method;
-  req.url = s_.url + path;
-  req.headers = {{"Accept", "application/json"}};
+net::HttpRequest QdrantHttp::request(const std::string& method, const std::string& path,
+                                     const json* body) const {
+  net::HttpRequest req = remote_request(s_, method, s_.url + path, body);
   if (!api_key_.empty()) req.headers.emplace_back("api-key", api_key_);
-  req.timeout_ms = s_.timeout_ms;
-  req.connect_timeout_ms = std::min(s_.timeout_ms, 5000);
-  req.allow_private = s_.allow_private;
   return req;
 }
 
 Reply QdrantHttp::call(const std::string& method, const std::string& path, const json* body,
                        bool missing_ok) const {
-  net::HttpRequest req = request(method, path);
-  if (body) {
-    req.headers.emplace_back("Content-Type", "application/json");
-    req.body = body->dump(-1, ' ', false, json::error_handler_t::replace);
-  }
+  net::HttpRequest req = request(method, path, body);
   const std::string what = method + " " + path;
 
   net::RetryOutcome outcome = call_remote(

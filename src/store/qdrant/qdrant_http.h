@@ -34,7 +34,8 @@ class QdrantHttp {
   bool reachable() const;
 
  private:
-  net::HttpRequest request(const std::string& method, const std::string& path) const;
+  net::HttpRequest request(const std::string& method, const std::string& path,
+                           const nlohmann::json* body = nullptr) const;
   [[noreturn]] void fail(const std::string& what, const net::RetryOutcome& o) const;
 
   QdrantSettings s_;

@@ -10,14 +10,14 @@
 //   {"key", "range": {"gt", "gte", "lt", "lte"}} (numbers, compared as doubles), and
 //   {"is_null": {"key"}} (the field exists and is null). A path with dots reaches nested
 //   objects; an array at any step matches if any element does.
-// How each Quarry operator maps, and why it is exact, is in translate_leaf().
+// How each Quarry operator maps, and why it is exact, is said in QdrantDialect below.
 #include <cctype>
-#include <climits>
 #include <cmath>
 #include <variant>
 
 #include "core/util.h"
 #include "quarry/error.h"
+#include "store/filter_translate.h"
 #include "store/qdrant/qdrant_store.h"
 #include "store/remote_call.h"
 #include "store/settings_reader.h"
@@ -29,50 +29,8 @@ namespace {
 
 const SettingsReader kSettings("qdrant");
 
-json sanitize(const json& obj, const std::string& prefix, json* paths) {
-  json out = json::object();
-  for (const auto& [k, v] : obj.items()) {
-    if (!filter_reachable_segment(k)) continue;
-    std::string path = prefix.empty() ? k : prefix + "." + k;
-    if (path.size() > kMaxFilterFieldLength) continue;
-    if (paths) paths->push_back(path);
-    if (v.is_object()) {
-      out[k] = sanitize(v, path, paths);
-    } else if (v.is_number_unsigned() &&
-               v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
-      out[k] = v.get<double>();
-    } else if (!v.is_array()) {
-      out[k] = v;  // string, number, bool, null
-    }
-  }
-  return out;
-}
-
 std::string field(const std::string& f) {
   return std::string(kMetaKey) + "." + f;
-}
-
-// Always true / always false: every point has quarry_chunk >= 0.
-json tautology() {
-  return {{"key", kIndexKey}, {"range", {{"gte", 0}}}};
-}
-json contradiction() {
-  return {{"key", kIndexKey}, {"range", {{"lt", 0}}}};
-}
-
-json all_of(std::vector<json> parts) {
-  if (parts.empty()) return tautology();
-  if (parts.size() == 1) return std::move(parts.front());
-  return {{"must", std::move(parts)}};
-}
-json any_of(std::vector<json> parts) {
-  if (parts.empty()) return contradiction();
-  if (parts.size() == 1) return std::move(parts.front());
-  return {{"should", std::move(parts)}};
-}
-json none_of(std::vector<json> parts) {
-  if (parts.empty()) return tautology();
-  return {{"must_not", std::move(parts)}};
 }
 
 // 2^53: below it every integer is a double exactly, so Qdrant's double comparison agrees with
@@ -80,7 +38,7 @@ json none_of(std::vector<json> parts) {
 // on the same side of the filter's value, never equal to it).
 constexpr double kExactLimit = 9007199254740992.0;
 
-double number_of(const core::Scalar& s, const std::string& f) {
+json number_json(const core::Scalar& s, const std::string& f) {
   double d = std::holds_alternative<std::int64_t>(s)
                  ? static_cast<double>(std::get<std::int64_t>(s))
                  : std::get<double>(s);
@@ -91,115 +49,76 @@ double number_of(const core::Scalar& s, const std::string& f) {
                     "as doubles); use a smaller number, a string, or the embedded or pgvector "
                     "store",
                 {{"store", "qdrant"}, {"field", f}});
-  return d;
+  return value_json(s);
 }
 
-json number_json(const core::Scalar& s, const std::string& f) {
-  number_of(s, f);
-  if (std::holds_alternative<std::int64_t>(s)) return std::get<std::int64_t>(s);
-  return std::get<double>(s);
-}
+// Qdrant's filter: field conditions under must / should / must_not. How each operator maps, and
+// why it is exact, is said at each builder.
+class QdrantDialect final : public FilterDialect {
+ public:
+  QdrantDialect()
+      : FilterDialect("qdrant", "must", "should", "Qdrant's range compares numbers only") {}
 
-bool is_number(const core::Scalar& s) {
-  return std::holds_alternative<std::int64_t>(s) || std::holds_alternative<double>(s);
-}
-
-// One value equal to the field, in Quarry's sense (compare() == 0):
-//   string, bool -> match value (Qdrant compares them exactly and never across types);
-//   number       -> range gte = lte = v (match value would miss 1.0 for 1: Qdrant matches an
-//                   integer only against integers, Quarry compares numerically);
-//   null         -> is_null (match cannot test null).
-json equal_to(const std::string& f, const core::Scalar& s) {
-  if (std::holds_alternative<std::nullptr_t>(s)) return {{"is_null", {{"key", field(f)}}}};
-  if (is_number(s)) {
-    json v = number_json(s, f);
-    return {{"key", field(f)}, {"range", {{"gte", v}, {"lte", v}}}};
+  json none_of(std::vector<json> parts) const {
+    if (parts.empty()) return tautology();
+    return {{"must_not", std::move(parts)}};
   }
-  json v =
-      std::holds_alternative<bool>(s) ? json(std::get<bool>(s)) : json(std::get<std::string>(s));
-  return {{"key", field(f)}, {"match", {{"value", std::move(v)}}}};
-}
 
-// Equal to any of the values: strings in one match any, the rest one condition each.
-std::vector<json> equal_to_any(const std::string& f, const std::vector<core::Scalar>& values) {
-  std::vector<json> parts;
-  json strings = json::array();
-  for (const auto& s : values) {
-    if (std::holds_alternative<std::string>(s))
-      strings.push_back(std::get<std::string>(s));
-    else
-      parts.push_back(equal_to(f, s));
+ protected:
+  // Every point has quarry_chunk >= 0.
+  json tautology() const override { return {{"key", kIndexKey}, {"range", {{"gte", 0}}}}; }
+  json contradiction() const override { return {{"key", kIndexKey}, {"range", {{"lt", 0}}}}; }
+
+  // The presence list: is_empty would also hold for null and [] values.
+  json exists(const std::string& f, bool want) const override {
+    json present = {{"key", kHasKey}, {"match", {{"value", f}}}};
+    return want ? present : none_of({std::move(present)});
   }
-  if (strings.size() == 1)
-    parts.insert(parts.begin(), json{{"key", field(f)}, {"match", {{"value", strings[0]}}}});
-  else if (!strings.empty())
-    parts.insert(parts.begin(), json{{"key", field(f)}, {"match", {{"any", std::move(strings)}}}});
-  return parts;
-}
 
-const char* order_op(core::Filter::Op op) {
-  switch (op) {
-    case core::Filter::Op::Gt:
-      return "gt";
-    case core::Filter::Op::Gte:
-      return "gte";
-    case core::Filter::Op::Lt:
-      return "lt";
-    default:
-      return "lte";
-  }
-}
-
-json translate_leaf(const core::Filter& f) {
-  using Op = core::Filter::Op;
-  if (f.values.empty() && f.op != Op::In && f.op != Op::Nin)
-    throw Error(Code::invalid_argument, "filter on '" + f.field + "' has no value",
-                {{"field", "filter"}});
-  switch (f.op) {
-    case Op::Exists: {  // presence list: is_empty would also hold for null and [] values
-      const bool want = std::holds_alternative<bool>(f.values[0]) && std::get<bool>(f.values[0]);
-      json present = {{"key", kHasKey}, {"match", {{"value", f.field}}}};
-      return want ? present : none_of({std::move(present)});
+  // One value equal to the field, in Quarry's sense (compare() == 0):
+  //   string, bool -> match value (Qdrant compares them exactly and never across types);
+  //   number       -> range gte = lte = v (match value would miss 1.0 for 1: Qdrant matches an
+  //                   integer only against integers, Quarry compares numerically);
+  //   null         -> is_null (match cannot test null).
+  json equal(const std::string& f, const core::Scalar& s) const override {
+    if (std::holds_alternative<std::nullptr_t>(s)) return {{"is_null", {{"key", field(f)}}}};
+    if (is_number(s)) {
+      json v = number_json(s, f);
+      return {{"key", field(f)}, {"range", {{"gte", v}, {"lte", v}}}};
     }
-    case Op::Eq:
-      return equal_to(f.field, f.values[0]);
-    case Op::Ne:  // must_not also holds for a missing field or another type, as $ne does
-      return none_of({equal_to(f.field, f.values[0])});
-    case Op::Gt:
-    case Op::Gte:
-    case Op::Lt:
-    case Op::Lte: {
-      const auto& v = f.values[0];
-      if (std::holds_alternative<std::string>(v))
-        throw Error(Code::mode_unavailable,
-                    "the qdrant store cannot compare '" + f.field +
-                        "' with a string by order (Qdrant's range compares numbers only); use "
-                        "$eq/$in, or a store with full filter support (embedded, pgvector)",
-                    {{"store", "qdrant"}, {"field", f.field}});
-      if (!is_number(v))
-        throw Error(Code::invalid_argument,
-                    "filter on '" + f.field + "': order comparisons need a number",
-                    {{"field", "filter"}});
-      return {{"key", field(f.field)}, {"range", {{order_op(f.op), number_json(v, f.field)}}}};
-    }
-    case Op::In:
-      return any_of(equal_to_any(f.field, f.values));
-    case Op::Nin:  // not `match except`: Quarry's $nin holds for a missing field
-      return none_of(equal_to_any(f.field, f.values));
-    default:
-      throw Error(Code::internal, "unexpected filter operator");
+    return {{"key", field(f)}, {"match", {{"value", value_json(s)}}}};
   }
-}
+  // must_not also holds for a missing field or another type, as $ne does.
+  json not_equal(const std::string& f, const core::Scalar& s) const override {
+    return none_of({equal(f, s)});
+  }
+  json order(const std::string& f, core::Filter::Op op, const core::Scalar& v) const override {
+    return {{"key", field(f)}, {"range", {{order_name(op), number_json(v, f)}}}};
+  }
+  json in(const std::string& f, const std::vector<core::Scalar>& values) const override {
+    return any_of(equal_to_any(f, values));
+  }
+  // Not `match except`: Quarry's $nin holds for a missing field.
+  json not_in(const std::string& f, const std::vector<core::Scalar>& values) const override {
+    return none_of(equal_to_any(f, values));
+  }
 
-json translate_node(const core::Filter& f) {
-  using Op = core::Filter::Op;
-  if (f.op == Op::And || f.op == Op::Or) {
+ private:
+  // Equal to any of the values: strings in one match any, the rest one condition each.
+  std::vector<json> equal_to_any(const std::string& f,
+                                 const std::vector<core::Scalar>& values) const {
+    ValuesByKind g = group_by_kind(values);
     std::vector<json> parts;
-    for (const auto& c : f.children) parts.push_back(translate_node(c));
-    return f.op == Op::And ? all_of(std::move(parts)) : any_of(std::move(parts));
+    if (g.strings.size() == 1)
+      parts.push_back({{"key", field(f)}, {"match", {{"value", g.strings[0]}}}});
+    else if (!g.strings.empty())
+      parts.push_back({{"key", field(f)}, {"match", {{"any", std::move(g.strings)}}}});
+    for (const auto& s : g.non_strings) parts.push_back(equal(f, s));
+    return parts;
   }
-  return translate_leaf(f);
-}
+};
+
+const QdrantDialect kDialect;
 
 bool valid_prefix(const std::string& p) {
   if (p.empty() || p.size() > 40) return false;
@@ -217,10 +136,8 @@ QdrantSettings parse_qdrant_settings(const json& settings) {
     throw Error(Code::invalid_argument, "qdrant store settings must be a JSON object",
                 {{"store", "qdrant"}});
   for (const auto& [k, v] : settings.items()) {
-    if (k == "url") {
-      s.url = kSettings.string(v, k, false);
-      while (!s.url.empty() && s.url.back() == '/') s.url.pop_back();
-    } else if (k == "tenancy") {
+    if (kSettings.remote(s, k, v)) continue;  // url, allow_private, timeouts, retries, key
+    if (k == "tenancy") {
       s.tenancy = kSettings.string(v, k, false);
       if (s.tenancy != "namespace" && s.tenancy != "collection")
         kSettings.bad(k,
@@ -230,18 +147,6 @@ QdrantSettings parse_qdrant_settings(const json& settings) {
       s.collection_prefix = kSettings.string(v, k, false);
       if (!valid_prefix(s.collection_prefix))
         kSettings.bad(k, "expects 1 to 40 characters of letters, digits, '_' and '-'");
-    } else if (k == "allow_private") {
-      s.allow_private = kSettings.boolean(v, k);
-    } else if (k == "timeout_ms") {
-      s.timeout_ms = kSettings.integer(v, k, 100, 3600000);
-    } else if (k == "max_retries") {
-      s.max_retries = kSettings.integer(v, k, 0, 20);
-    } else if (k == "retry_base_delay_ms") {
-      s.retry_base_delay_ms = kSettings.integer(v, k, 1, 600000);
-    } else if (k == "retry_max_delay_ms") {
-      s.retry_max_delay_ms = kSettings.integer(v, k, 1, 600000);
-    } else if (k == "api_key_secret") {
-      s.api_key_secret = kSettings.string(v, k, true);
     } else if (k == "batch_size") {
       s.batch_size = kSettings.integer(v, k, 1, 100000);
     } else if (k == "exact") {
@@ -290,20 +195,32 @@ std::string point_id(const std::string& kb, const std::string& doc_id, int chunk
          "-" + h.substr(20, 12);
 }
 
+// Objects keep their nesting; arrays are dropped (payload_metadata() in the header says why).
 json payload_metadata(const json& metadata) {
-  if (!metadata.is_object()) return json::object();
-  return sanitize(metadata, "", nullptr);
+  json out = json::object();
+  for_each_filterable(metadata, [&](const std::string& path, const json& v) {
+    if (v.is_array()) return;
+    json* node = &out;  // the parent objects came first, so every step but the last exists
+    std::size_t from = 0;
+    for (auto dot = path.find('.'); dot != std::string::npos; dot = path.find('.', from)) {
+      node = &(*node)[path.substr(from, dot - from)];
+      from = dot + 1;
+    }
+    (*node)[path.substr(from)] = v.is_object() ? json::object() : v;
+  });
+  return out;
 }
 
 json present_paths(const json& metadata) {
   json paths = json::array();
-  if (metadata.is_object()) sanitize(metadata, "", &paths);
+  for_each_filterable(metadata,
+                      [&](const std::string& path, const json&) { paths.push_back(path); });
   return paths;
 }
 
 json translate_filter(const core::Filter& filter) {
   if (filter.empty()) return nullptr;
-  return translate_node(filter);
+  return kDialect.translate(filter);
 }
 
 json kb_condition(const std::string& kb) {

@@ -17,7 +17,6 @@
 // In namespace tenancy every filter starts with the KB condition: no request can reach
 // another KB's points.
 #include <algorithm>
-#include <cstring>
 #include <mutex>
 #include <set>
 #include <unordered_map>
@@ -27,36 +26,27 @@
 #include "store/qdrant/qdrant_http.h"
 #include "store/qdrant/qdrant_store.h"
 #include "store/remote_call.h"
+#include "store/remote_checks.h"
 
 namespace quarry::store::qdrant {
 using nlohmann::json;
 
 namespace {
 
-[[noreturn]] void dimension_error(const std::string& what, std::size_t got, int want,
-                                  const Scope& scope) {
-  throw Error(Code::dimension_mismatch,
-              what + " has " + std::to_string(got) + " dimensions but KB " + scope.kb +
-                  " revision " + scope.revision + " holds " + std::to_string(want) +
-                  "-dimension vectors in the qdrant store; re-embed with the revision's "
-                  "embedder or start a new revision",
-              {{"store", "qdrant"}, {"got", std::to_string(got)}, {"want", std::to_string(want)}});
-}
+constexpr const char* kStore = "qdrant";
 
 std::string content_sha(const std::vector<float>& v, const json& payload) {
-  std::string bytes(v.size() * sizeof(float), '\0');
-  if (!v.empty()) std::memcpy(bytes.data(), v.data(), bytes.size());
-  return core::sha256_hex(bytes + payload.dump()).substr(0, 16);
+  return core::sha256_hex(vector_bytes(v) + payload.dump()).substr(0, 16);
 }
 
 json filter_of(std::vector<json> must) {
   return {{"must", std::move(must)}};
 }
 
-class QdrantStore final : public VectorStore {
+class QdrantStore final : public RemoteStore {
  public:
   QdrantStore(QdrantSettings s, std::string key, QdrantDeps deps)
-      : s_(std::move(s)), http_(s_, std::move(key), std::move(deps)) {}
+      : RemoteStore(kStore), s_(std::move(s)), http_(s_, std::move(key), std::move(deps)) {}
 
   std::string id() const override { return "qdrant"; }
 
@@ -72,30 +62,14 @@ class QdrantStore final : public VectorStore {
     return c;
   }
 
-  UpsertResult upsert(const Scope& scope, const DocumentVectors& doc, Transaction*) override {
-    return write({&doc}, scope).front();
-  }
-
-  std::vector<UpsertResult> upsert_many(const Scope& scope,
-                                        const std::vector<DocumentVectors>& docs,
-                                        Transaction*) override {
-    return write(pointers_to(docs), scope);
-  }
-
   std::vector<StoreHit> query(const Scope& scope, const Query& q) const override {
-    if (q.top_k <= 0) return {};
-    if (q.vector.empty())
-      throw Error(Code::mode_unavailable,
-                  "the qdrant store does not embed query text: use the platform embedding mode",
-                  {{"store", "qdrant"}});
-    if (scope.dimensions > 0 && q.vector.size() != static_cast<std::size_t>(scope.dimensions))
-      dimension_error("the query vector", q.vector.size(), scope.dimensions, scope);
+    if (!check_query(kStore, scope, q)) return {};
     json user = translate_filter(q.filter);  // before any I/O: refuse what cannot be exact
     const std::string name = collection_name(s_, scope.kb, scope.revision);
     int dims = dimensions_of(name);
     if (dims == 0) return {};
     if (q.vector.size() != static_cast<std::size_t>(dims))
-      dimension_error("the query vector", q.vector.size(), dims, scope);
+      dimension_error(kStore, "the query vector", q.vector.size(), dims, scope);
     std::vector<json> must = {kb_condition(scope.kb)};
     if (!user.is_null()) must.push_back(std::move(user));
     json body = {{"vector", q.vector},
@@ -121,11 +95,7 @@ class QdrantStore final : public VectorStore {
       h.score = cosine_score(h.raw_score);
       hits.push_back(std::move(h));
     }
-    std::stable_sort(hits.begin(), hits.end(), [](const StoreHit& a, const StoreHit& b) {
-      return a.raw_score < b.raw_score;
-    });
-    if (hits.size() > static_cast<std::size_t>(q.top_k))
-      hits.resize(static_cast<std::size_t>(q.top_k));
+    best_first(hits, q.top_k);
     return hits;
   }
 
@@ -148,10 +118,7 @@ class QdrantStore final : public VectorStore {
   }
 
   int delete_where(const std::string& kb, const core::Filter& filter, Transaction*) override {
-    if (filter.empty())
-      throw Error(Code::invalid_argument,
-                  "delete_where needs a non-empty filter; to delete a whole KB use delete_kb",
-                  {{"field", "filter"}});
+    require_filter(filter);
     json user = translate_filter(filter);
     int n = 0;
     for (const auto& name : kb_collections(kb)) n += delete_matching(name, kb, user);
@@ -242,8 +209,8 @@ class QdrantStore final : public VectorStore {
       dims = dimensions_of(name);
     }
     if (dims != scope.dimensions)
-      dimension_error("the upsert's scope", static_cast<std::size_t>(scope.dimensions), dims,
-                      scope);
+      dimension_error(kStore, "the upsert's scope", static_cast<std::size_t>(scope.dimensions),
+                      dims, scope);
     return name;
   }
 
@@ -292,23 +259,12 @@ class QdrantStore final : public VectorStore {
 
   // --- writes --------------------------------------------------------------------------------
 
-  // Every document checked before any I/O, then written together (upsert_into).
-  std::vector<UpsertResult> write(const std::vector<const DocumentVectors*>& docs,
-                                  const Scope& scope) {
-    if (scope.dimensions <= 0)
-      throw Error(Code::invalid_argument, "the qdrant store needs the scope's dimensions (> 0)",
-                  {{"store", "qdrant"}});
-    check_upsert_batch("qdrant", scope, docs, false);
-    if (docs.empty()) return {};
-    const std::string name = ensure_collection(scope);
-    try {
-      return upsert_into(name, scope, docs);
-    } catch (const Error& e) {
-      // Dropped by someone else since we cached it: forget it and create it again, once.
-      if (e.details().count("status") == 0 || e.details().at("status") != "404") throw;
-      forget(name);
-      return upsert_into(ensure_collection(scope), scope, docs);
-    }
+  std::vector<UpsertResult> write_page(const Scope& scope,
+                                       const std::vector<const DocumentVectors*>& docs) override {
+    return upsert_into(ensure_collection(scope), scope, docs);
+  }
+  void forget_collection(const Scope& scope) override {
+    forget(collection_name(s_, scope.kb, scope.revision));
   }
 
   // What is stored for the documents now: point id -> content sha (one paged scroll).
@@ -352,8 +308,9 @@ class QdrantStore final : public VectorStore {
     std::vector<std::size_t> owner;  // points[i] belongs to docs[owner[i]]
     for (std::size_t d = 0; d < docs.size(); ++d) {
       const DocumentVectors& doc = *docs[d];
-      const json meta = payload_metadata(doc.metadata);
-      const json has = present_paths(doc.metadata);
+      const json md = metadata_of(doc);
+      const json meta = payload_metadata(md);
+      const json has = present_paths(md);
       for (const auto& ch : doc.chunks) {
         json pl = {{kKbKey, scope.kb},
                    {kRevisionKey, scope.revision},

@@ -25,6 +25,7 @@
 #include "core/filter.h"
 #include "net/http_client.h"
 #include "net/retry.h"
+#include "store/settings_reader.h"
 #include "store/vector_store.h"
 
 namespace quarry::store::qdrant {
@@ -42,20 +43,15 @@ inline constexpr const char* kShaKey = "quarry_sha";
 inline constexpr const char* kHasKey = "quarry_has";
 inline constexpr const char* kMetaKey = "m";  // the document's metadata
 
-struct QdrantSettings {
-  std::string url = "http://127.0.0.1:6333";  // the server's base URL
-  std::string tenancy = "namespace";          // namespace | collection (see above)
-  std::string collection_prefix = "quarry";   // [A-Za-z0-9_-], 1..40 characters
-  bool allow_private = false;  // loopback/private servers (the usual local Qdrant) need it
-  int timeout_ms = 30000;
-  int max_retries = 4;
-  int retry_base_delay_ms = 200;
-  int retry_max_delay_ms = 5000;
-  std::string api_key_secret;  // secret name; its value is sent as the `api-key` header
-  int batch_size = 256;        // points per upsert / scroll page
-  bool exact = false;          // search without the HNSW index (exact, slower)
-  int hnsw_ef = 0;             // per-query HNSW breadth; 0: the collection's default
-  int hnsw_m = 16;             // HNSW parameters of collections this store creates
+// api_key_secret names the secret sent as the `api-key` header.
+struct QdrantSettings : RemoteSettings {
+  QdrantSettings() { url = "http://127.0.0.1:6333"; }
+  std::string tenancy = "namespace";         // namespace | collection (see above)
+  std::string collection_prefix = "quarry";  // [A-Za-z0-9_-], 1..40 characters
+  int batch_size = 256;                      // points per upsert / scroll page
+  bool exact = false;                        // search without the HNSW index (exact, slower)
+  int hnsw_ef = 0;                           // per-query HNSW breadth; 0: the collection's default
+  int hnsw_m = 16;                           // HNSW parameters of collections this store creates
   int hnsw_ef_construct = 100;
 };
 
