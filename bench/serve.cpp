@@ -138,8 +138,8 @@ Latency small_kb_latency(const fs::path& work, const Dataset& ds) {
   for (int round = 0; round < 2; ++round) {  // round 0 warms up
     for (const auto& q : ds.queries) {
       auto t0 = Clock::now();
-      auto r =
-          c.Post("/api/v1/kbs/small/search", json{{"query", q.text}}.dump(), "application/json");
+      auto r = c.Post("/api/v1/kbs/small/search",
+                      json{{"query", q.text}, {"mode", "keyword"}}.dump(), "application/json");
       double ms = elapsed_ms(t0);
       if (!r || r->status != 200) throw std::runtime_error("keyword search failed");
       if (round) L.keyword.push_back(ms);
@@ -203,7 +203,7 @@ int run_serve(const Args& args) {
   }
   std::vector<std::string> kw_bodies, vec_bodies;
   for (const auto& q : ds.queries) {
-    kw_bodies.push_back(json{{"query", q.text}, {"top_k", 10}}.dump());
+    kw_bodies.push_back(json{{"query", q.text}, {"mode", "keyword"}, {"top_k", 10}}.dump());
     vec_bodies.push_back(json{{"query", q.text}, {"mode", "vector"}, {"top_k", 10}}.dump());
   }
   Wrk kw, vec, chroma_vec;
