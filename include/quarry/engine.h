@@ -21,19 +21,6 @@ struct EngineOptions {
   int lock_timeout_ms = 10000;      // wait for another writer this long, then Error(busy)
 };
 
-struct IngestOptions {
-  bool replace = false;              // update a changed document of the same name in place
-  std::string metadata_json;         // merged into every document's metadata
-  std::vector<std::string> include;  // globs on the path relative to the directory
-  std::vector<std::string> exclude;
-  std::function<void(const IngestProgress&)> progress;
-};
-
-struct DocumentPage {
-  std::vector<Document> documents;
-  std::string next_cursor;  // "" when this is the last page
-};
-
 class Engine {
  public:
   static std::unique_ptr<Engine> open(const EngineOptions& options);

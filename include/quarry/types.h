@@ -184,17 +184,31 @@ struct IngestItem {
   std::string vector_message;
 };
 
+struct IngestProgress {
+  std::size_t done = 0;
+  std::size_t total = 0;
+  std::string current;
+};
+
+struct IngestOptions {
+  bool replace = false;              // update a changed document of the same name in place
+  std::string metadata_json;         // merged into every document's metadata
+  std::vector<std::string> include;  // globs on the path relative to the directory
+  std::vector<std::string> exclude;
+  std::function<void(const IngestProgress&)> progress;
+};
+
+// A page of list_documents.
+struct DocumentPage {
+  std::vector<Document> documents;
+  std::string next_cursor;  // "" when this is the last page
+};
+
 struct IngestReport {
   std::vector<IngestItem> items;
   int added = 0, updated = 0, unchanged = 0, failed = 0;
   std::int64_t bytes = 0;
   double took_ms = 0;
-};
-
-struct IngestProgress {
-  std::size_t done = 0;
-  std::size_t total = 0;
-  std::string current;
 };
 
 // Progress of a reindex sweep (SPEC §7): per revision being built.

@@ -9,7 +9,7 @@
 #include "chunk/chunking.h"
 #include "convert/converter.h"
 #include "ingest/staging.h"
-#include "quarry/engine.h"
+#include "quarry/types.h"
 
 namespace quarry::ingest {
 
