@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "core/plugin_version.h"
 #include "embed/provider.h"
 #include "quarry/error.h"
 #include "quarry/plugin.h"
@@ -229,15 +230,7 @@ ProviderSpec ProviderSpec::parse(const std::string& spec, Settings settings) {
 }
 
 void register_provider(const std::string& id, ProviderFactory factory, int api_version) {
-  if (api_version != kPluginApiVersion)
-    throw Error(Code::invalid_argument,
-                "embedding provider '" + id + "' was built against plugin API version " +
-                    std::to_string(api_version) + " but this Quarry speaks version " +
-                    std::to_string(kPluginApiVersion) +
-                    ": rebuild the plugin against this Quarry's include/quarry/plugin.h",
-                {{"provider", id},
-                 {"api_version", std::to_string(api_version)},
-                 {"expected", std::to_string(kPluginApiVersion)}});
+  core::check_plugin_api_version("embedding provider", "provider", id, api_version);
   embed::ProviderRegistry::builtin().add(id, std::move(factory));
 }
 

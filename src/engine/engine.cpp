@@ -53,16 +53,18 @@ Document to_document(const catalog::DocumentRow& r, const core::Layout& layout) 
   return d;
 }
 
-EngineImpl::EngineImpl(const EngineOptions& o) : opts_(o) {
-  if (opts_.data_dir.empty())
+std::string open_data_dir(const std::string& dir) {
+  if (dir.empty())
     throw Error(Code::invalid_argument, "data directory is empty", {{"field", "data_dir"}});
-  if (opts_.actor.empty()) opts_.actor = core::os_user();
   std::error_code ec;
-  fs::create_directories(opts_.data_dir, ec);
-  if (ec)
-    throw Error(Code::io_error,
-                "cannot create data directory " + opts_.data_dir + ": " + ec.message());
-  layout_.data_dir = fs::canonical(opts_.data_dir).string();
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(Code::io_error, "cannot create data directory " + dir + ": " + ec.message());
+  return fs::canonical(dir).string();
+}
+
+EngineImpl::EngineImpl(const EngineOptions& o) : opts_(o) {
+  layout_.data_dir = open_data_dir(opts_.data_dir);
+  if (opts_.actor.empty()) opts_.actor = core::os_user();
   cat_ = catalog::Catalog::open(layout_.catalog_path());
   vectors_ = std::make_unique<lifecycle::Vectors>(layout_.data_dir, *cat_,
                                                   secrets::secret_lookup(layout_.data_dir));

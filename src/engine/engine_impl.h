@@ -18,6 +18,7 @@
 #include "catalog/embed_cache.h"
 #include "chunk/chunking.h"
 #include "core/layout.h"
+#include "engine/data_dir.h"
 #include "ingest/ingest.h"
 #include "ingest/walk.h"
 #include "lifecycle/foreground.h"
@@ -33,6 +34,7 @@ struct Kb {
 };
 
 double ms_since(std::chrono::steady_clock::time_point t0);
+
 Document to_document(const catalog::DocumentRow& r, const core::Layout& layout);
 
 class EngineImpl final : public Engine {

@@ -2,11 +2,10 @@
 // actors; opening the catalog, the secret lookup and the audit rows stay inside the library.
 #include "quarry/pump.h"
 
-#include <filesystem>
-
 #include "catalog/catalog.h"
 #include "core/layout.h"
 #include "core/util.h"
+#include "engine/data_dir.h"
 #include "pump/pump.h"
 #include "pump/scheduler.h"
 #include "quarry/error.h"
@@ -26,18 +25,6 @@ std::shared_ptr<PumpProviders> make_pump_providers(const std::string& data_dir) 
 }
 
 namespace {
-
-namespace fs = std::filesystem;
-
-// The data directory as the Engine names it (created, canonical), so both open the same catalog.
-std::string open_data_dir(const std::string& dir) {
-  if (dir.empty())
-    throw Error(Code::invalid_argument, "data directory is empty", {{"field", "data_dir"}});
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw Error(Code::io_error, "cannot create data directory " + dir + ": " + ec.message());
-  return fs::canonical(dir).string();
-}
 
 PumpUseCaseStatus to_public(pump::UseCaseStatus s) {
   PumpUseCaseStatus o;
@@ -64,26 +51,10 @@ PumpUseCaseStatus to_public(pump::UseCaseStatus s) {
   return o;
 }
 
-PumpRunResult to_public(const pump::RunResult& r) {
-  PumpRunResult o;
-  o.status = r.status;
-  o.use_case = r.use_case;
-  o.revision = r.revision;
-  o.processed = r.processed;
-  o.failed = r.failed;
-  o.skipped = r.skipped;
-  o.blocked = r.blocked;
-  o.batches = r.batches;
-  o.chunks = r.chunks;
-  o.usage_entries = r.usage_entries;
-  o.drained = r.drained;
-  return o;
-}
-
 class PumpImpl final : public Pump {
  public:
   explicit PumpImpl(const PumpOptions& o)
-      : dir_(open_data_dir(o.data_dir)),
+      : dir_(engine::open_data_dir(o.data_dir)),
         actor_(o.actor.empty() ? core::os_user() : o.actor),
         surface_(o.surface),
         providers_(o.providers ? o.providers : make_pump_providers(dir_)),
@@ -91,8 +62,7 @@ class PumpImpl final : public Pump {
         pump_(dir_, *cat_, secrets::secret_lookup(dir_), providers_->cache) {}
 
   PumpDeployReport deploy(const std::string& dir, const std::string& embedder) override {
-    auto rep = pump_.deploy(dir, embedder, audit());
-    return {std::move(rep.deployed), std::move(rep.removed), std::move(rep.parked)};
+    return pump_.deploy(dir, embedder, audit());
   }
 
   std::vector<PumpUseCaseStatus> list() override {
@@ -101,19 +71,15 @@ class PumpImpl final : public Pump {
     return out;
   }
 
-  PumpRunResult run(const std::string& use_case) override { return to_public(pump_.run(use_case)); }
+  PumpRunResult run(const std::string& use_case) override { return pump_.run(use_case); }
 
   std::vector<std::string> event(const std::string& name) override { return pump_.event(name); }
 
   PumpEmbedding embed(const std::string& use_case, const std::string& text) override {
-    auto e = pump_.embed(use_case, text);
-    return {std::move(e.embedding), std::move(e.revision)};
+    return pump_.embed(use_case, text);
   }
 
-  PumpSpend spend() override {
-    auto s = pump_.spend();
-    return {s.monthly_budget, s.used, s.month_start, std::move(s.by_use_case)};
-  }
+  PumpSpend spend() override { return pump_.spend(); }
 
   void set_budget(std::optional<std::int64_t> monthly_entries) override {
     pump_.set_budget(monthly_entries, audit());
@@ -139,7 +105,7 @@ class PumpImpl final : public Pump {
 class PumpSchedulerImpl final : public PumpScheduler {
  public:
   explicit PumpSchedulerImpl(const PumpSchedulerOptions& o) {
-    const std::string dir = open_data_dir(o.data_dir);
+    const std::string dir = engine::open_data_dir(o.data_dir);
     // The scheduler's loop opens the catalog on its own thread: make sure it exists first.
     catalog::Catalog::open(core::Layout{dir}.catalog_path());
     pump::SchedulerOptions so;

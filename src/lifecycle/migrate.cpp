@@ -79,8 +79,7 @@ StoreMigrationReport migrate_store(Vectors& vectors, catalog::Catalog& cat,
       auto vecs = cache.get(src.model, texts, scope.dimensions);
       store::DocumentVectors dv;
       dv.doc_id = d.id;
-      const json meta = json::parse(d.metadata_json, nullptr, false);
-      dv.metadata_json = meta.is_object() ? meta.dump() : "{}";
+      dv.metadata_json = d.metadata_json;  // the catalog keeps an object's text
       for (std::size_t i = 0; i < chunks.size(); ++i) {
         if (vecs[i].empty()) {
           ++missing;

@@ -195,8 +195,7 @@ void Scheduler::commit(const catalog::KbRef& kb, const catalog::RevisionRow& rev
                                           job.chunks);
       store::DocumentVectors dv;
       dv.doc_id = job.doc.id;
-      const json meta = json::parse(job.doc.metadata_json, nullptr, false);
-      dv.metadata_json = meta.is_object() ? meta.dump() : "{}";
+      dv.metadata_json = job.doc.metadata_json;  // the catalog keeps an object's text
       for (std::size_t i = 0; i < job.chunks.size(); ++i)
         dv.chunks.push_back(
             {job.chunks[i].index, job.chunks[i].chunk_id, std::move(job.vectors[i]), ""});

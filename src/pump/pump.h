@@ -19,6 +19,7 @@
 #include "embed/provider.h"
 #include "pump/source.h"
 #include "pump/use_case.h"
+#include "quarry/pump.h"
 
 namespace quarry::pump {
 
@@ -53,11 +54,9 @@ class ProviderCache {
   std::map<std::string, std::shared_ptr<embed::EmbeddingProvider>> cache_;
 };
 
-struct DeployReport {
-  std::vector<std::string> deployed;          // every use case of the folder, sorted
-  std::vector<std::string> removed;           // deployed before, file gone now
-  std::map<std::string, std::string> parked;  // name -> why (e.g. no pgvector)
-};
+// The results of the pump's calls are the public API's types (quarry/pump.h): one definition.
+// UseCaseStatus alone differs: it keeps the catalog row and the parsed config.
+using DeployReport = quarry::PumpDeployReport;
 
 struct UseCaseStatus {
   catalog::PumpUseCaseRow row;
@@ -70,32 +69,9 @@ struct UseCaseStatus {
   std::int64_t usage_chunks = 0;
 };
 
-// The pump's spend: usage entries this calendar month (UTC) against the optional budget.
-struct Spend {
-  std::optional<std::int64_t> monthly_budget;  // usage entries; none = unlimited
-  std::int64_t used = 0;
-  std::int64_t month_start = 0;                                              // ms
-  std::map<std::string, std::pair<std::int64_t, std::int64_t>> by_use_case;  // entries, chunks
-};
-
-struct RunResult {
-  std::string status;  // ok | already_running
-  std::string use_case;
-  std::string revision;
-  int processed = 0;  // documents embedded and handed back
-  int failed = 0;     // rows that failed permanently in this run (now tombstoned)
-  int skipped = 0;    // rows already tombstoned, re-reported with skipped: true
-  int blocked = 0;    // rows of the batch that stopped the run with nothing embeddable
-  int batches = 0;    // pending queries that returned rows
-  int chunks = 0;
-  int usage_entries = 0;  // one per provider batch of up to 128 chunks
-  bool drained = true;    // false: stopped at the 20-batch cap (and queued another run)
-};
-
-struct EmbedResult {
-  std::vector<float> embedding;
-  std::string revision;
-};
+using Spend = quarry::PumpSpend;
+using RunResult = quarry::PumpRunResult;
+using EmbedResult = quarry::PumpEmbedding;
 
 class Pump {
  public:

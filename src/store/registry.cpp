@@ -2,6 +2,7 @@
 // the availability probe, the batch checks and upsert_many.
 #include <unordered_set>
 
+#include "core/plugin_version.h"
 #include "quarry/error.h"
 #include "quarry/plugin.h"
 #include "store/chroma/chroma_store.h"
@@ -181,15 +182,7 @@ void check_upsert_batch(const std::string& store, const StoreScope& scope,
 }
 
 void register_store(const std::string& id, StoreFactory factory, int api_version) {
-  if (api_version != kPluginApiVersion)
-    throw Error(Code::invalid_argument,
-                "vector store '" + id + "' was built against plugin API version " +
-                    std::to_string(api_version) + " but this Quarry speaks version " +
-                    std::to_string(kPluginApiVersion) +
-                    ": rebuild the plugin against this Quarry's include/quarry/plugin.h",
-                {{"store", id},
-                 {"api_version", std::to_string(api_version)},
-                 {"expected", std::to_string(kPluginApiVersion)}});
+  core::check_plugin_api_version("vector store", "store", id, api_version);
   store::StoreRegistry::builtin().add(id, std::move(factory));
 }
 

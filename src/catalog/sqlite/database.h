@@ -34,6 +34,9 @@ struct Db {
   std::unordered_map<std::int64_t, std::pair<std::int64_t, std::int64_t>> chunk_counts;
 };
 
+// The one not_found of an unknown (or since deleted) KB, with the command that lists them.
+[[noreturn]] void throw_kb_not_found(const std::string& name);
+
 // The base of every table: its statements run on the one connection (opened before any table
 // is made). `db_` and `stmts_` are
 // what the table code spells (Transaction tx(db_); Stmt(*stmts_, "...")).

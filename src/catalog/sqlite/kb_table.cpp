@@ -45,9 +45,7 @@ std::optional<KbRow> SqliteKbTable::find(const std::string& name) const {
 
 KbRow SqliteKbTable::get(const std::string& name) const {
   auto kb = find(name);
-  if (!kb)
-    throw Error(Code::not_found, "knowledge base '" + name + "' not found (see `quarry kb list`)",
-                {{"kb", name}});
+  if (!kb) throw_kb_not_found(name);
   return *kb;
 }
 
@@ -112,10 +110,7 @@ std::int64_t SqliteKbTable::chunk_count(const KbRef& kb) const {
 std::pair<std::int64_t, std::int64_t> SqliteKbTable::generations(const KbRef& kb) const {
   Stmt s(*stmts_, "SELECT generation, vector_generation FROM kbs WHERE id = ?");
   s.bind(1, kb.id);
-  if (!s.step())
-    throw Error(Code::not_found,
-                "knowledge base '" + kb.name + "' not found (see `quarry kb list`)",
-                {{"kb", kb.name}});
+  if (!s.step()) throw_kb_not_found(kb.name);
   return {s.i64(0), s.i64(1)};
 }
 

@@ -130,10 +130,7 @@ std::optional<std::vector<KeywordRow>> SqliteKeywordIndex::search_cached(
   if (!d_.memory_index_enabled || !d_.tokenizer->ok()) return std::nullopt;
   Stmt s(*stmts_, "SELECT generation, created_at FROM kbs WHERE id = ?");
   s.bind(1, kb.id);
-  if (!s.step())
-    throw Error(Code::not_found,
-                "knowledge base '" + kb.name + "' not found (see `quarry kb list`)",
-                {{"kb", kb.name}});
+  if (!s.step()) throw_kb_not_found(kb.name);
   const std::int64_t kb_id = kb.id, generation = s.i64(0), created_at = s.i64(1);
 
   std::vector<std::string> terms;

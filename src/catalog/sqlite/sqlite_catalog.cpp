@@ -4,6 +4,7 @@
 #include "catalog/catalog.h"
 #include "catalog/sqlite/schema.h"
 #include "catalog/sqlite/tables.h"
+#include "quarry/error.h"
 
 namespace quarry::catalog {
 namespace {
@@ -43,6 +44,11 @@ Db::Db(const std::string& path) : handle(open_wal_database(path, "catalog")), pa
     sqlite3_close_v2(handle);
     throw;
   }
+}
+
+void throw_kb_not_found(const std::string& name) {
+  throw Error(Code::not_found, "knowledge base '" + name + "' not found (see `quarry kb list`)",
+              {{"kb", name}});
 }
 
 Db::~Db() {
