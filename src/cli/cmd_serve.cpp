@@ -46,8 +46,30 @@ void add_serve_command(CLI::App& app, Globals& g, int& /*exit_code*/) {
       ->check(CLI::Range(1, 1024));
   serve->add_option("--max-body-mb", a->max_body_mb, "Largest request body in MiB")
       ->check(CLI::Range(1, 4096));
-  serve->add_option("--read-timeout", a->o.read_timeout_s, "Seconds a client has to send a request")
+  serve
+      ->add_option("--header-timeout", a->o.header_timeout_s,
+                   "Seconds a client has to send a request's headers, from its first byte")
       ->check(CLI::Range(1, 3600));
+  serve
+      ->add_option("--read-timeout", a->o.read_timeout_s,
+                   "Seconds a client has to send a whole request, from its first byte")
+      ->check(CLI::Range(1, 3600));
+  serve
+      ->add_option("--write-timeout", a->o.write_timeout_s,
+                   "Seconds a client has to take an answer")
+      ->check(CLI::Range(1, 3600));
+  serve
+      ->add_option("--idle-timeout", a->o.idle_timeout_s,
+                   "Seconds a keep-alive connection may stay idle between requests")
+      ->check(CLI::Range(1, 86400));
+  serve
+      ->add_option("--max-connections", a->o.max_connections,
+                   "Open connections at most (default: from the open-files limit, <= 10000)")
+      ->check(CLI::Range(1, 1000000));
+  serve
+      ->add_option("--max-incomplete", a->o.max_incomplete,
+                   "Connections mid-request at most, over all clients (default 1024)")
+      ->check(CLI::Range(1, 1000000));
   serve->add_flag("--no-indexer", a->no_indexer, "Do not embed pending vectors in the background");
   serve
       ->add_option("--index-duty", a->o.index_duty,

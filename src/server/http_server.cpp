@@ -1,12 +1,11 @@
-// The HTTP side of `quarry serve`: cpp-httplib (DESIGN.md) with TCP no-delay and a bounded
-// thread pool; each route of routes.h is registered from the table, authenticated, checked
-// against its scope and KB *before* its handler looks anything up, and answered with the one
-// error envelope. Request counters and latencies feed /metrics.
+// The HTTP side of `quarry serve`: requests come complete from the event loop (http_loop.h) to
+// a worker, are matched against the route table of routes.h, authenticated, checked against
+// their scope and KB *before* a handler looks anything up, and answered with the one error
+// envelope. Request counters and latencies feed /metrics.
 #include "server/serve.h"
 
 #include <arpa/inet.h>
 
-#include <httplib.h>
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -14,10 +13,11 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <thread>
 
 #include "quarry/pump.h"
+#include "server/http1.h"
+#include "server/http_loop.h"
 #include "server/mcp.h"
 #include "server/rest.h"
 #include "server/routes.h"
@@ -92,38 +92,42 @@ class HttpMetrics {
 
 // `upstream`: raised while serving an authenticated request, so an `unauthorized` is a provider
 // refusing our key (502), not the caller's token (401).
-void send_error(httplib::Response& res, const Error& raw, const std::string& data_dir,
-                bool upstream = false) {
+http::Response error_response(const Error& raw, const std::string& data_dir,
+                              bool upstream = false) {
   const Error e = wire::redacted(raw, data_dir);
+  http::Response res;
   res.status = wire::http_status(e.code());
   if (e.code() == Code::unauthorized && upstream)
     res.status = 502;
   else if (e.code() == Code::unauthorized)
-    res.set_header("WWW-Authenticate", "Bearer");
-  if (e.code() == Code::busy || e.code() == Code::rate_limited) res.set_header("Retry-After", "1");
-  res.set_content(
-      wire::error_json(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-      "application/json");
+    res.headers.push_back({"WWW-Authenticate", "Bearer"});
+  if (e.code() == Code::busy || e.code() == Code::rate_limited)
+    res.headers.push_back({"Retry-After", "1"});
+  res.body = wire::error_json(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return res;
 }
 
-// "/kbs/{kb}/documents/{id}" -> regex "/api/v1/kbs/([^/]+)/documents/([^/]+)" and {kb, id}.
-std::pair<std::string, std::vector<std::string>> route_pattern(const std::string& tmpl) {
-  std::string re = kApiPrefix;
-  std::vector<std::string> names;
-  for (std::size_t i = 0; i < tmpl.size(); ++i) {
-    char c = tmpl[i];
-    if (c == '{') {
-      std::size_t end = tmpl.find('}', i);
-      names.push_back(tmpl.substr(i + 1, end - i - 1));
-      re += "([^/]+)";
-      i = end;
-    } else if (c == '.') {
-      re += "\\.";
-    } else {
-      re.push_back(c);
-    }
+// A route of routes.h, split at '/': literal segments and {parameters}.
+struct CompiledRoute {
+  RouteSpec spec;
+  std::vector<std::string> segments;  // "{kb}" for a parameter
+  RestHandler handler;
+};
+
+std::vector<std::string_view> split_path(std::string_view p) {
+  std::vector<std::string_view> out;
+  while (!p.empty()) {
+    if (p[0] == '/') p.remove_prefix(1);
+    const auto slash = p.find('/');
+    out.push_back(p.substr(0, slash));
+    if (slash == std::string_view::npos) break;
+    p.remove_prefix(slash);
   }
-  return {re, names};
+  return out;
+}
+
+bool is_param(const std::string& seg) {
+  return !seg.empty() && seg.front() == '{';
 }
 
 class HttpServerImpl final : public HttpServer {
@@ -131,8 +135,8 @@ class HttpServerImpl final : public HttpServer {
   HttpServerImpl(const EngineOptions& engine, const ServeOptions& o) : opts_(o) {
     const bool loopback = is_loopback_host(o.host);
     allow_anonymous_ = loopback && !o.require_token;
-    int threads = o.threads > 0
-                      ? o.threads
+    const int threads =
+        o.threads > 0 ? o.threads
                       : std::max(8, 4 * static_cast<int>(std::thread::hardware_concurrency()));
     EngineOptions base = engine;
     base.surface = "rest";
@@ -161,68 +165,30 @@ class HttpServerImpl final : public HttpServer {
       };
       mcp_ = std::make_unique<McpServer>(*pool_, mo);
     }
+    for (const RouteSpec& spec : rest_routes()) {
+      CompiledRoute r{spec, {}, rest_handlers().at(spec.operation_id)};
+      for (auto seg : split_path(spec.path)) r.segments.emplace_back(seg);
+      routes_.push_back(std::move(r));
+    }
 
-    http_.new_task_queue = [threads] {
-      return new httplib::ThreadPool(static_cast<size_t>(threads));
-    };
-    http_.set_tcp_nodelay(true);
-    http_.set_payload_max_length(o.max_body_bytes);
-    http_.set_read_timeout(o.read_timeout_s, 0);
-    http_.set_write_timeout(o.write_timeout_s, 0);
-    http_.set_keep_alive_max_count(1000);
-    http_.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req,
-                                                                        httplib::Response& res) {
-      if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-      try {
-        if (res.status == 413)
-          send_error(res,
-                     Error(Code::payload_too_large,
-                           "the request body is larger than this server accepts "
-                           "(--max-body-mb)"),
-                     data_dir_);
-        else if (res.status == 404)
-          send_error(res,
-                     Error(Code::not_found, "no route " + req.method + " " + req.path +
-                                                " (see /api/v1/openapi.json)"),
-                     data_dir_);
-        else if (res.status == 414)
-          send_error(res, Error(Code::invalid_argument, "the request URI is too long"), data_dir_);
-        else
-          send_error(res, Error(Code::invalid_argument, "bad request"), data_dir_);
-      } catch (...) {  // never let an exception out of httplib's error path
-        res.status = 500;
-        res.set_content(R"({"error":{"code":"internal","message":"internal error","details":{}}})",
-                        "application/json");
-      }
-      return httplib::Server::HandlerResponse::Handled;
-    }));
-    http_.set_exception_handler(
-        [this](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-          send_error(res, Error(Code::internal, "internal error"), data_dir_);
+    http::LoopOptions lo;
+    lo.host = o.host;
+    lo.port = o.port;
+    lo.workers = threads;
+    lo.limits.max_body = o.max_body_bytes;
+    lo.header_timeout = std::chrono::seconds(o.header_timeout_s);
+    lo.read_timeout = std::chrono::seconds(o.read_timeout_s);
+    lo.write_timeout = std::chrono::seconds(o.write_timeout_s);
+    lo.idle_timeout = std::chrono::seconds(o.idle_timeout_s);
+    lo.max_connections = o.max_connections;
+    lo.max_incomplete = o.max_incomplete;
+    loop_ = http::Loop::listen(
+        lo, [this](http::Request& req) { return handle(req); },
+        [this](int status, const char* code, const std::string& message) {
+          http::Response r = error_response(Error(code_from_name(code), message), data_dir_);
+          r.status = status;
+          return r;
         });
-    // cpp-httplib reads a POST/PUT/PATCH/DELETE body without Content-Length until the connection
-    // closes: `curl -X POST url` (no body) would hang for the read timeout. No length, no chunked
-    // encoding: the body is empty.
-    http_.set_pre_routing_handler([](const httplib::Request& req, httplib::Response&) {
-      auto& r = const_cast<httplib::Request&>(req);
-      if (r.method != "GET" && r.method != "HEAD" && !r.has_header("Content-Length") &&
-          !r.has_header("Transfer-Encoding"))
-        r.headers.emplace("Content-Length", "0");
-      // `curl -d '{...}'` labels JSON as a form; httplib would parse it as one and cap it at
-      // 8 KiB. No route takes form fields: read the body as it is.
-      auto ct = r.headers.find("Content-Type");
-      if (ct != r.headers.end() && ct->second.rfind("application/x-www-form-urlencoded", 0) == 0)
-        ct->second = "application/json";
-      return httplib::Server::HandlerResponse::Unhandled;
-    });
-    register_routes();
-    if (mcp_) register_mcp();
-
-    port_ = o.port == 0 ? http_.bind_to_any_port(o.host) : o.port;
-    if (o.port != 0 && !http_.bind_to_port(o.host, o.port)) port_ = -1;
-    if (port_ <= 0)
-      throw Error(Code::io_error, "cannot listen on " + o.host + ":" + std::to_string(o.port) +
-                                      " (in use? choose another with --port)");
 
     if (o.indexer) {
       IndexerOptions io;
@@ -250,31 +216,195 @@ class HttpServerImpl final : public HttpServer {
     if (indexer_) indexer_->stop();
   }
 
-  int port() const override { return port_; }
-  void run() override { http_.listen_after_bind(); }
-  void stop() override { http_.stop(); }
+  int port() const override { return loop_->port(); }
+  void run() override { loop_->run(); }
+  void stop() override { loop_->stop(); }
 
  private:
+  // One complete request, on a worker thread.
+  http::Response handle(http::Request& req) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::string op = "unrouted";
+    http::Response res;
+    try {
+      res = route(req, op);
+    } catch (const Error& e) {
+      res = error_response(e, data_dir_);
+    } catch (const std::exception& e) {
+      res = error_response(Error(Code::internal, std::string("internal error: ") + e.what()),
+                           data_dir_);
+    }
+    metrics_.record(op, res.status,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    return res;
+  }
+
+  http::Response route(http::Request& req, std::string& op) {
+    if (req.path == "/mcp" && mcp_) {
+      op = "mcp";
+      return serve_mcp(req);
+    }
+    const std::string_view prefix = kApiPrefix;
+    std::string_view path = req.path;
+    const bool api = path.substr(0, prefix.size()) == prefix &&
+                     (path.size() == prefix.size() || path[prefix.size()] == '/');
+    const std::string method = req.method == "HEAD" ? "GET" : req.method;
+    const CompiledRoute* best = nullptr;
+    int best_literals = -1;
+    std::string allowed;
+    if (api) {
+      const auto segs = split_path(path.substr(prefix.size()));
+      for (const auto& r : routes_) {
+        if (r.segments.size() != segs.size()) continue;
+        int literals = 0;
+        bool match = true;
+        for (std::size_t i = 0; i < segs.size() && match; ++i) {
+          if (is_param(r.segments[i]))
+            match = !segs[i].empty();
+          else if ((match = r.segments[i] == segs[i]))
+            ++literals;
+        }
+        if (!match) continue;
+        if (method != r.spec.method) {
+          if (allowed.find(r.spec.method) == std::string::npos)
+            allowed += (allowed.empty() ? "" : ", ") + std::string(r.spec.method);
+          continue;
+        }
+        if (literals > best_literals) {
+          best = &r;
+          best_literals = literals;
+        }
+      }
+    }
+    if (!best) {
+      const std::string what = "no route " + req.method + " " + req.path;
+      if (!allowed.empty()) {
+        http::Response r = error_response(
+            Error(Code::not_found, what + "; this path takes " + allowed), data_dir_);
+        r.status = 405;
+        r.headers.push_back({"Allow", allowed});
+        return r;
+      }
+      return error_response(Error(Code::not_found, what + " (see /api/v1/openapi.json)"),
+                            data_dir_);
+    }
+    op = best->spec.operation_id;
+    ApiRequest a;
+    const auto segs = split_path(path.substr(prefix.size()));
+    for (std::size_t i = 0; i < segs.size(); ++i)
+      if (is_param(best->segments[i]))
+        a.path[best->segments[i].substr(1, best->segments[i].size() - 2)] = std::string(segs[i]);
+    return serve(*best, a, req);
+  }
+
+  // CSRF: a browser may send a cross-site POST without asking first only as a form or plain
+  // text; with an Origin header (a browser) a POST must be JSON or multipart, which a page of
+  // another site cannot send without a CORS preflight this server never grants. `curl -d`
+  // (no Origin) labels JSON as a form: read it as the JSON it is.
+  static void check_content_type(http::Request& req) {
+    if (req.method != "POST") return;
+    for (auto& h : req.headers) {
+      if (h.name != "content-type") continue;
+      const bool form = http::media_type_is(h.value, "application/x-www-form-urlencoded");
+      if (!req.has_header("origin")) {
+        if (form) h.value = "application/json";
+        return;
+      }
+      if (http::media_type_is(h.value, "application/json") ||
+          http::media_type_is(h.value, "multipart/form-data"))
+        return;
+      break;
+    }
+    if (!req.has_header("origin")) return;
+    const std::string* type = req.header("content-type");
+    throw Error(Code::invalid_argument,
+                "a POST from a web page (with an Origin header) must be application/json or "
+                "multipart/form-data, not '" +
+                    (type ? *type : std::string("none")) + "'",
+                {{"field", "Content-Type"}});
+  }
+
+  http::Response serve(const CompiledRoute& r, ApiRequest& a, http::Request& req) {
+    bool authenticated = false;
+    try {
+      if (r.spec.authenticated) {
+        a.who = authenticate_request(req);
+        auto kb = a.path.find("kb");
+        require(a.who, r.spec.scope, kb == a.path.end() ? "" : kb->second);
+      }
+      check_content_type(req);
+      authenticated = true;
+      a.query = http::parse_query(req.query);
+      const std::string* type = req.header("content-type");
+      a.content_type = type ? *type : "";
+      if (type && http::media_type_is(*type, "multipart/form-data")) {
+        for (auto& part : http::parse_multipart(req.body, *type)) {
+          if (part.has_filename)
+            a.files.push_back(
+                UploadedFile{part.name, std::move(part.filename), std::move(part.content)});
+          else
+            a.fields[part.name] = std::move(part.content);
+        }
+      } else {
+        a.body = req.body;
+      }
+      ApiReply reply = r.handler(*state_, a);
+      http::Response res;
+      res.status = reply.status;
+      res.content_type = std::move(reply.content_type);
+      res.body = std::move(reply.body);
+      return res;
+    } catch (const Error& e) {
+      return error_response(e, data_dir_, authenticated);
+    } catch (const nlohmann::json::exception& e) {
+      return error_response(Error(Code::invalid_argument, std::string("bad JSON: ") + e.what()),
+                            data_dir_);
+    }
+  }
+
+  http::Response serve_mcp(http::Request& req) {
+    const Principal who = authenticate_request(req, /*check_origin=*/false);
+    check_content_type(req);
+    auto header = [&req](const std::string& name) {
+      std::string lower = name;
+      for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      const std::string* v = req.header(lower);
+      return v ? *v : std::string();
+    };
+    McpHttpReply r = handle_http(*mcp_, req.method, req.body, header, who);
+    http::Response res;
+    res.status = r.status;
+    for (const auto& [k, v] : r.headers) res.headers.push_back({k, v});
+    res.content_type = std::move(r.content_type);
+    res.body = std::move(r.body);
+    return res;
+  }
+
+  static std::string header_or_empty(const http::Request& req, std::string_view name) {
+    const std::string* v = req.header(name);
+    return v ? *v : "";
+  }
+
   // `check_origin` false: the caller checks Origin itself (MCP answers in JSON-RPC's shape).
-  Principal authenticate_request(const httplib::Request& req, bool check_origin = true) {
-    if (allow_anonymous_ && !req.has_header("Authorization")) check_local_caller(req, check_origin);
+  Principal authenticate_request(const http::Request& req, bool check_origin = true) {
+    if (allow_anonymous_ && !req.has_header("authorization")) check_local_caller(req, check_origin);
     auto e = pool_->acquire("local", "rest");
-    return authenticate(*e, req.get_header_value("Authorization"), allow_anonymous_);
+    return authenticate(*e, header_or_empty(req, "authorization"), allow_anonymous_);
   }
 
   // Without a token only a local caller is the admin: not a request relayed by a proxy, not a
   // web page's cross-origin request (CSRF), not a name that resolves to 127.0.0.1 for a
   // hostile site (DNS rebinding).
-  static void check_local_caller(const httplib::Request& req, bool check_origin) {
-    if (req.has_header("Forwarded") || req.has_header("X-Forwarded-For"))
+  static void check_local_caller(const http::Request& req, bool check_origin) {
+    if (req.has_header("forwarded") || req.has_header("x-forwarded-for"))
       throw Error(Code::unauthorized,
                   "a request relayed by a proxy needs a bearer token (run the server with "
                   "--require-token behind a proxy)");
-    if (!is_loopback_host(host_of(req.get_header_value("Host"))))
+    if (!is_loopback_host(host_of(header_or_empty(req, "host"))))
       throw Error(Code::forbidden,
                   "the Host header is not a loopback name; send a bearer token to use another");
-    if (check_origin && req.has_header("Origin")) {
-      const std::string origin = req.get_header_value("Origin");
+    if (check_origin && req.has_header("origin")) {
+      const std::string origin = header_or_empty(req, "origin");
       const auto scheme = origin.find("://");
       if (scheme == std::string::npos || !is_loopback_host(host_of(origin.substr(scheme + 3))))
         throw Error(Code::forbidden, "cross-origin request from '" + origin +
@@ -292,105 +422,17 @@ class HttpServerImpl final : public HttpServer {
     return h;
   }
 
-  void register_routes() {
-    for (const RouteSpec& spec : rest_routes()) {
-      auto [re, names] = route_pattern(spec.path);
-      RestHandler handler = rest_handlers().at(spec.operation_id);
-      auto fn = [this, spec, names, handler](const httplib::Request& req, httplib::Response& res) {
-        auto t0 = std::chrono::steady_clock::now();
-        serve(spec, names, handler, req, res);
-        metrics_.record(
-            spec.operation_id, res.status,
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-      };
-      const std::string m = spec.method;
-      if (m == "GET")
-        http_.Get(re, fn);
-      else if (m == "POST")
-        http_.Post(re, fn);
-      else if (m == "PUT")
-        http_.Put(re, fn);
-      else if (m == "PATCH")
-        http_.Patch(re, fn);
-      else if (m == "DELETE")
-        http_.Delete(re, fn);
-    }
-  }
-
-  void serve(const RouteSpec& spec, const std::vector<std::string>& names, RestHandler handler,
-             const httplib::Request& req, httplib::Response& res) {
-    bool authenticated = false;
-    try {
-      ApiRequest a;
-      for (std::size_t i = 0; i < names.size(); ++i) a.path[names[i]] = req.matches[i + 1];
-      if (spec.authenticated) {
-        a.who = authenticate_request(req);
-        auto kb = a.path.find("kb");
-        require(a.who, spec.scope, kb == a.path.end() ? "" : kb->second);
-      }
-      authenticated = true;
-      for (const auto& [k, v] : req.params) a.query.emplace(k, v);
-      a.content_type = req.get_header_value("Content-Type");
-      if (req.is_multipart_form_data()) {
-        for (const auto& [k, f] : req.files) {
-          if (f.filename.empty())
-            a.fields[k] = f.content;
-          else
-            a.files.push_back(UploadedFile{k, f.filename, f.content});
-        }
-      } else {
-        a.body = req.body;
-      }
-      ApiReply r = handler(*state_, a);
-      res.status = r.status;
-      res.set_content(std::move(r.body), r.content_type);
-    } catch (const Error& e) {
-      send_error(res, e, data_dir_, authenticated);
-    } catch (const nlohmann::json::exception& e) {
-      send_error(res, Error(Code::invalid_argument, std::string("bad JSON: ") + e.what()),
-                 data_dir_);
-    } catch (const std::exception& e) {
-      send_error(res, Error(Code::internal, std::string("internal error: ") + e.what()), data_dir_);
-    }
-  }
-
-  void register_mcp() {
-    auto fn = [this](const httplib::Request& req, httplib::Response& res) {
-      auto t0 = std::chrono::steady_clock::now();
-      try {
-        Principal who = authenticate_request(req, /*check_origin=*/false);
-        auto header = [&req](const std::string& name) {
-          return req.get_header_value(name.c_str());
-        };
-        McpHttpReply r = handle_http(*mcp_, req.method, req.body, header, who);
-        res.status = r.status;
-        for (const auto& [k, v] : r.headers) res.set_header(k.c_str(), v);
-        res.set_content(std::move(r.body), r.content_type.c_str());
-      } catch (const Error& e) {
-        send_error(res, e, data_dir_);
-      } catch (const std::exception& e) {
-        send_error(res, Error(Code::internal, std::string("internal error: ") + e.what()),
-                   data_dir_);
-      }
-      metrics_.record("mcp", res.status,
-                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    };
-    http_.Post("/mcp", fn);
-    http_.Get("/mcp", fn);
-    http_.Delete("/mcp", fn);
-  }
-
   ServeOptions opts_;
   std::string data_dir_;  // hidden from error messages (wire::redacted)
   bool allow_anonymous_ = false;
-  int port_ = 0;
-  httplib::Server http_;
+  std::vector<CompiledRoute> routes_;
   std::unique_ptr<EnginePool> pool_;
   std::unique_ptr<ServerState> state_;
   std::unique_ptr<McpServer> mcp_;
   std::unique_ptr<Indexer> indexer_;
   std::unique_ptr<PumpScheduler> pump_;
   HttpMetrics metrics_;
+  std::unique_ptr<http::Loop> loop_;  // last: its workers stop before what they use goes
 };
 
 }  // namespace

@@ -6,8 +6,9 @@
 //
 // Secure by default: it binds 127.0.0.1; a caller without a token is the local admin only on
 // loopback and only without --require-token; binding any other address needs tokens (at least
-// one must exist, and every request must carry one). Requests have body and read/write time
-// limits; a bounded pool of worker threads serves them, each with its own leased Engine.
+// one must exist, and every request must carry one). An event loop owns the connections, so a
+// slow or idle client costs memory, not a thread; a bounded pool of worker threads answers
+// complete requests, each with its own leased Engine.
 #pragma once
 
 #include <cstddef>
@@ -26,9 +27,15 @@ struct ServeOptions {
   bool require_token = false;  // also on loopback
   int threads = 0;             // worker threads (0: 4 per core, at least 8)
   std::size_t max_body_bytes = 64u << 20;
-  int read_timeout_s = 30;  // a client must send its request within this
-  int write_timeout_s = 30;
-  bool indexer = true;  // embed pending vectors in the background
+  // Connections (docs/reliability.md): one event loop reads and writes them; workers see only
+  // complete requests.
+  int header_timeout_s = 10;        // a request's head must arrive within this of its first byte
+  int read_timeout_s = 30;          // the whole request (head and body) within this
+  int write_timeout_s = 30;         // the client must take the answer within this
+  int idle_timeout_s = 60;          // a keep-alive connection with no request is closed after this
+  std::size_t max_connections = 0;  // 0: from the open-files limit (at most 10,000)
+  std::size_t max_incomplete = 1024;  // connections mid-request, over all clients
+  bool indexer = true;                // embed pending vectors in the background
   // The share of the time the indexer works while requests are answered (docs/lifecycle.md).
   double index_duty = 0.25;
   bool pump = true;  // run the pump's triggered use cases (events, cron, re-pokes)

@@ -178,6 +178,10 @@ UploadBatch decode_upload_form(const std::map<std::string, std::string>& fields,
   }
   for (const auto& file : files) {
     if (file.field != "file") throw bad_field(file.field, "file parts must be named 'file'");
+    if (file.filename.empty())
+      throw bad_field("file",
+                      "a 'file' part has an empty filename; name each file (curl -F "
+                      "'file=@notes.md' names it after the path)");
     b.uploads.push_back({file.filename, file.content});
   }
   if (b.uploads.empty()) throw bad_field("file", "the form has no 'file' part");
