@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -39,6 +40,17 @@ inline double percentile(std::vector<double> v, double p) {
   return v[std::min(i, v.size() - 1)];
 }
 
+// wrk's figures for one run (serve.cpp).
+struct Wrk {
+  double rps = 0, p50_ms = 0, p99_ms = 0;
+  long long requests = 0, errors = 0;
+};
+// Runs `wrk --latency -t2 -cCONNECTIONS` for `seconds` with a Lua script (written to
+// `work`/NAME.lua) that POSTs `bodies` round-robin as JSON to `path`.
+Wrk run_wrk(const std::filesystem::path& work, const std::string& name, const std::string& url,
+            const std::string& path, const std::vector<std::string>& bodies, int seconds,
+            int connections);
+
 int run_eval(const Args& args);
 int run_perf(const Args& args);
 int run_ann(const Args& args);          // ann.cpp: the embedded store vs its peers
@@ -48,5 +60,6 @@ int run_serve(const Args& args);        // serve.cpp: REST latency, wrk throughp
 int run_pump(const Args& args);         // pump.cpp: the embedding pump draining a SQLite table
 int run_bert(const Args& args);         // bert.cpp: the bert encoder against the sgemm ceiling
 int run_bert_text(const Args& args);    // bert.cpp: the bert provider on real text
+int run_probe(const Args& args);        // probe.cpp: latency under idle, slow and busy peers
 
 }  // namespace quarry::bench

@@ -9,7 +9,7 @@ int main(int argc, char** argv) {
   using namespace quarry::bench;
   if (argc < 2) {
     std::cerr << "usage: quarry-bench "
-                 "eval|perf|ann|embed-speed|lifecycle|serve|pump|bert|bert-text [options]\n";
+                 "eval|perf|ann|embed-speed|lifecycle|serve|probe|pump|bert|bert-text [options]\n";
     return 2;
   }
   Args args;
@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
     if (cmd == "pump") return run_pump(args);
     if (cmd == "bert") return run_bert(args);
     if (cmd == "bert-text") return run_bert_text(args);
+    if (cmd == "probe") return run_probe(args);
     std::cerr << "unknown sub-command " << cmd << "\n";
     return 2;
   } catch (const std::exception& e) {

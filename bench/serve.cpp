@@ -65,58 +65,6 @@ std::string grep_word(const std::string& q) {
   return best;
 }
 
-struct Wrk {
-  double rps = 0, p50_ms = 0, p99_ms = 0;
-  long long requests = 0, errors = 0;
-};
-
-double to_ms(const std::string& v, const std::string& unit) {
-  double x = std::stod(v);
-  if (unit == "us") return x / 1000;
-  if (unit == "s") return x * 1000;
-  return x;
-}
-
-// Runs wrk with a Lua script that POSTs `bodies` round-robin to `path`.
-Wrk run_wrk(const fs::path& work, const std::string& name, const std::string& url,
-            const std::string& path, const std::vector<std::string>& bodies, int seconds,
-            int connections) {
-  fs::path lua = work / (name + ".lua");
-  {
-    std::ofstream f(lua);
-    f << "local bodies = {\n";
-    for (const auto& b : bodies) f << "  " << json(b).dump() << ",\n";
-    f << "}\nlocal i = 0\nlocal errors = 0\n"
-         "request = function()\n  i = i % #bodies + 1\n"
-         "  return wrk.format('POST', '"
-      << path
-      << "', {['Content-Type'] = 'application/json'}, bodies[i])\nend\n"
-         "response = function(status, headers, body)\n  if status ~= 200 then errors = errors + 1 "
-         "end\nend\n";
-  }
-  fs::path out = work / (name + ".out");
-  std::string cmd = "wrk --latency -t2 -c" + std::to_string(connections) + " -d" +
-                    std::to_string(seconds) + "s -s " + lua.string() + " " + url + " > " +
-                    out.string() + " 2>&1";
-  if (std::system(cmd.c_str()) != 0) throw std::runtime_error("wrk failed: see " + out.string());
-  std::ifstream in(out);
-  std::string text((std::istreambuf_iterator<char>(in)), {});
-  Wrk w;
-  std::smatch m;
-  if (std::regex_search(text, m, std::regex(R"(Requests/sec:\s+([0-9.]+))")))
-    w.rps = std::stod(m[1]);
-  if (std::regex_search(text, m, std::regex(R"(\s50%\s+([0-9.]+)(us|ms|s))")))
-    w.p50_ms = to_ms(m[1], m[2]);
-  if (std::regex_search(text, m, std::regex(R"(\s99%\s+([0-9.]+)(us|ms|s))")))
-    w.p99_ms = to_ms(m[1], m[2]);
-  if (std::regex_search(text, m, std::regex(R"((\d+) requests in)"))) w.requests = std::stoll(m[1]);
-  if (std::regex_search(text, m, std::regex(R"(Non-2xx or 3xx responses:\s+(\d+))")))
-    w.errors = std::stoll(m[1]);
-  std::fprintf(stderr, "%s: %.0f req/s, p50 %.2f ms, p99 %.2f ms, %lld non-2xx\n", name.c_str(),
-               w.rps, w.p50_ms, w.p99_ms, w.errors);
-  return w;
-}
-
 struct Latency {
   std::vector<double> keyword, grep;
 };
@@ -170,6 +118,53 @@ json chroma_call(httplib::Client& c, const std::string& method, const std::strin
 }
 
 }  // namespace
+
+static double to_ms(const std::string& v, const std::string& unit) {
+  double x = std::stod(v);
+  if (unit == "us") return x / 1000;
+  if (unit == "s") return x * 1000;
+  return x;
+}
+
+// Runs wrk with a Lua script that POSTs `bodies` round-robin to `path`.
+Wrk run_wrk(const fs::path& work, const std::string& name, const std::string& url,
+            const std::string& path, const std::vector<std::string>& bodies, int seconds,
+            int connections) {
+  fs::path lua = work / (name + ".lua");
+  {
+    std::ofstream f(lua);
+    f << "local bodies = {\n";
+    for (const auto& b : bodies) f << "  " << json(b).dump() << ",\n";
+    f << "}\nlocal i = 0\nlocal errors = 0\n"
+         "request = function()\n  i = i % #bodies + 1\n"
+         "  return wrk.format('POST', '"
+      << path
+      << "', {['Content-Type'] = 'application/json'}, bodies[i])\nend\n"
+         "response = function(status, headers, body)\n  if status ~= 200 then errors = errors + 1 "
+         "end\nend\n";
+  }
+  fs::path out = work / (name + ".out");
+  std::string cmd = "wrk --latency -t2 -c" + std::to_string(connections) + " -d" +
+                    std::to_string(seconds) + "s -s " + lua.string() + " " + url + " > " +
+                    out.string() + " 2>&1";
+  if (std::system(cmd.c_str()) != 0) throw std::runtime_error("wrk failed: see " + out.string());
+  std::ifstream in(out);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  Wrk w;
+  std::smatch m;
+  if (std::regex_search(text, m, std::regex(R"(Requests/sec:\s+([0-9.]+))")))
+    w.rps = std::stod(m[1]);
+  if (std::regex_search(text, m, std::regex(R"(\s50%\s+([0-9.]+)(us|ms|s))")))
+    w.p50_ms = to_ms(m[1], m[2]);
+  if (std::regex_search(text, m, std::regex(R"(\s99%\s+([0-9.]+)(us|ms|s))")))
+    w.p99_ms = to_ms(m[1], m[2]);
+  if (std::regex_search(text, m, std::regex(R"((\d+) requests in)"))) w.requests = std::stoll(m[1]);
+  if (std::regex_search(text, m, std::regex(R"(Non-2xx or 3xx responses:\s+(\d+))")))
+    w.errors = std::stoll(m[1]);
+  std::fprintf(stderr, "%s: %.0f req/s, p50 %.2f ms, p99 %.2f ms, %lld non-2xx\n", name.c_str(),
+               w.rps, w.p50_ms, w.p99_ms, w.errors);
+  return w;
+}
 
 int run_serve(const Args& args) {
   const std::string dataset = args.get("dataset");
