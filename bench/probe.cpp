@@ -47,6 +47,7 @@ class Child {
   Child(const std::string& bin, const fs::path& data, const fs::path& work) {
     const fs::path port_file = work / "port";
     fs::remove(port_file);
+    std::fflush(stdout);  // else the child inherits (and prints) what is buffered
     pid_ = fork();
     if (pid_ == 0) {
       const std::string log = (work / "serve.log").string();
@@ -155,9 +156,17 @@ Series probe(int port, double rate, int seconds,
   const auto start = Clock::now();
   const auto period = std::chrono::duration<double>(1.0 / rate);
   const auto n = static_cast<std::size_t>(rate * seconds);
+  // A server that stalls must not stall the benchmark: past `seconds` + 10 s the requests not
+  // yet sent count as failures.
+  const auto give_up = start + std::chrono::seconds(seconds + 10);
   for (std::size_t i = 0; i < n; ++i) {
     const auto due =
         start + std::chrono::duration_cast<Clock::duration>(period * static_cast<double>(i));
+    if (Clock::now() > give_up) {
+      s.failures += static_cast<long>(n - i);
+      s.ms.insert(s.ms.end(), n - i, kFailMs);
+      break;
+    }
     std::this_thread::sleep_until(due);
     auto r = request(c, i);
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - due).count();
@@ -209,7 +218,7 @@ int run_probe(const Args& args) {
   }
   std::vector<std::string> bodies;
   for (const auto& q : ds.queries)
-    bodies.push_back(json{{"query", q.text}, {"mode", "keyword"}, {"k", 10}}.dump());
+    bodies.push_back(json{{"query", q.text}, {"mode", "keyword"}}.dump());
 
   std::vector<std::pair<std::string, std::string>> binaries;
   for (std::string list = args.get("quarry"); !list.empty();) {
