@@ -126,5 +126,25 @@ TEST(Serve, APublicAddressWithoutTokensIsRefused) {
   EXPECT_NE(r.err.find("token create"), std::string::npos) << r.err;
 }
 
+// Two servers on one port would split its requests between two data directories: the second
+// one must fail at start, saying why, with io_error's exit status.
+TEST(Serve, ABusyPortFailsAtStart) {
+  TempDir dir;
+  Cli cli(dir);
+  ServeProcess first(dir, cli.data_dir(), {"--no-indexer", "--no-pump"});
+  ASSERT_GT(first.port(), 0) << first.logs();
+  TempDir other;
+  Cli second(other);
+  auto r = second.text({"serve", "--port", std::to_string(first.port()), "--no-indexer"});
+  EXPECT_EQ(r.status, exit_status(Code::io_error)) << r.out << r.err;
+  EXPECT_NE(r.err.find("already in use"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--port"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("serving"), std::string::npos) << r.out;
+  httplib::Client c("127.0.0.1", first.port());
+  auto health = c.Get("/api/v1/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+}
+
 }  // namespace
 }  // namespace quarry::e2e
