@@ -353,5 +353,34 @@ TEST_F(CatalogTest, IntegrityCheckPassesAfterManyWrites) {
   EXPECT_EQ(search_ids(*cat, "k", "gamma").size(), 9u);  // 0,3,...,24 (27 deleted by delete_where)
 }
 
+// An advanced query is the user's own FTS5 text: whatever FTS5 refuses is the user's to fix
+// (invalid_argument naming the query), not an internal error ("*" once came back as a 500
+// "catalog error: step: unknown special query").
+TEST_F(CatalogTest, AnAdvancedQueryFts5RefusesIsInvalidArgument) {
+  cat->kbs().create("k", "{}", who("kb.create", "k", "k"));
+  auto d = make_doc("k", "a.md");
+  cat->documents().put(ref(*cat, d.kb), d, make_chunks({"alpha beta"}),
+                       who("document.add", "k", d.id));
+  for (const char* text : {"*", "alpha AND", "\"unterminated", "nosuchcolumn: alpha", "(alpha"}) {
+    KeywordQuery q;
+    q.match = text;
+    q.advanced = true;
+    try {
+      cat->keyword().search(ref(*cat, "k"), q);
+      ADD_FAILURE() << text << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Code::invalid_argument) << text << ": " << e.message();
+      EXPECT_EQ(e.details().at("field"), "query");
+      EXPECT_NE(e.message().find("invalid advanced query"), std::string::npos) << e.message();
+      EXPECT_EQ(e.message().find("catalog error"), std::string::npos) << e.message();
+      EXPECT_EQ(e.message().find("step:"), std::string::npos) << e.message();
+    }
+  }
+  KeywordQuery ok;
+  ok.match = "alpha AND beta";
+  ok.advanced = true;
+  EXPECT_EQ(cat->keyword().search(ref(*cat, "k"), ok).size(), 1u);
+}
+
 }  // namespace
 }  // namespace quarry::catalog
