@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "core/filter.h"
+#include "quarry/deadline.h"
 #include "quarry/error.h"
 #include "search/fusion.h"
 #include "search/grep.h"
@@ -55,7 +56,9 @@ Mode hybrid(const SearchRequest& r, const KbScope& kb, const core::Filter& filte
     // the winners of the fusion are read from the catalog.
     vh = vector_candidates(kb.ref, r.query, filter, vector_fusion_depth(r.top_k), vec.source);
   } catch (const Error& e) {
-    if (e.code() == Code::invalid_argument) throw;
+    // The caller's own deadline (quarry/deadline.h) ends the request; a remote embedder's
+    // timeout only degrades it.
+    if (e.code() == Code::invalid_argument || deadline_passed()) throw;
     resp.degraded.push_back(std::string(code_name(e.code())) + ": " + e.message() +
                             "; answered by keyword");
     resp.hits = std::move(kw);

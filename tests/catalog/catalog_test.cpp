@@ -1,9 +1,11 @@
 // The SQLite catalog: migrations, WAL, KBs, documents, chunks, FTS5 upkeep, isolation, audit.
 #include <algorithm>
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "catalog_fixture.h"
+#include "quarry/deadline.h"
 #include "quarry/error.h"
 
 namespace quarry::catalog {
@@ -380,6 +382,40 @@ TEST_F(CatalogTest, AnAdvancedQueryFts5RefusesIsInvalidArgument) {
   ok.match = "alpha AND beta";
   ok.advanced = true;
   EXPECT_EQ(cat->keyword().search(ref(*cat, "k"), ok).size(), 1u);
+}
+
+// A running statement stops once the calling thread's deadline (quarry/deadline.h) has passed,
+// with Error(timeout), not internal; without a deadline the same call runs to the end.
+TEST_F(CatalogTest, AStatementStopsAtTheThreadsDeadline) {
+  cat->kbs().create("k", "{}", who("kb.create", "k", "k"));
+  {
+    Catalog::Batch batch(*cat);
+    for (int i = 0; i < 3000; ++i) {
+      auto d = make_doc("k", std::to_string(i) + ".md", nlohmann::json{{"i", i}}.dump());
+      cat->documents().put(ref(*cat, d.kb), d, make_chunks({"quokka"}),
+                           who("document.add", "k", d.id));
+    }
+    batch.commit();
+  }
+  // Each document's metadata is its own, so every one is evaluated: 3000 x 10000 comparisons.
+  nlohmann::json values = nlohmann::json::array();
+  for (int v = 0; v < 1000; ++v) values.push_back(-v - 1);
+  nlohmann::json clauses = nlohmann::json::array();
+  for (int c = 0; c < 10; ++c) clauses.push_back({{"i", {{"$nin", values}}}});
+  const core::Filter f = core::parse_filter(nlohmann::json{{"$and", clauses}});
+  try {
+    ScopedDeadline deadline(std::chrono::milliseconds(1), "this listing");
+    cat->documents().list(ref(*cat, "k"), "", 10000, f);
+    FAIL() << "no timeout";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::timeout) << e.message();
+    EXPECT_NE(e.message().find("this listing took longer than its limit of 1 ms"),
+              std::string::npos)
+        << e.message();
+    EXPECT_EQ(e.details().at("limit_ms"), "1");
+  }
+  EXPECT_EQ(cat->documents().list(ref(*cat, "k"), "", 10000, f).size(), 3000u);
+  EXPECT_EQ(cat->documents().count_matching(ref(*cat, "k"), f), 3000);
 }
 
 }  // namespace

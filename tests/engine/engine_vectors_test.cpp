@@ -1,9 +1,12 @@
 // Vector, hybrid and auto search through the Engine (SPEC §4–§6), end to end with the real
 // `hash` embedder and both the in-memory and the embedded store.
+#include <chrono>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "engine_fixture.h"
+#include "quarry/deadline.h"
 
 namespace quarry::lifecycle::testing_support {
 namespace {
@@ -242,6 +245,51 @@ TEST_P(EngineVectors, ChangingTheEmbedderReembedsUnderTheNewRevision) {
   EXPECT_TRUE(engine->reindex("k", {}).cut_over);
   EXPECT_EQ(engine->describe_kb("k").index_status.vector, "ready");
   EXPECT_EQ(search("k", "rocket launches into orbit", "vector", 1).hits.at(0).doc_id, rockets);
+}
+
+// A request deadline (quarry/deadline.h) stops every kind of read once it has passed, with
+// Error(timeout) saying what to do; without a deadline the same calls run to the end. The
+// filter is expensive on purpose: 10,000 comparisons for each of 300 documents, whose metadata
+// differ so that none is evaluated only once.
+TEST_P(EngineVectors, ADeadlineStopsSearchesAndWithoutOneTheSameCallsSucceed) {
+  make_kb("k");
+  for (int i = 0; i < 300; ++i) {
+    IngestOptions o;
+    o.metadata_json = json{{"team", "a"}, {"i", i}}.dump();
+    engine->ingest_bytes("k", std::to_string(i) + ".md",
+                         std::string(kCats) + " Number " + std::to_string(i) + ".", o);
+  }
+  ASSERT_EQ(engine->reindex("k", {}).pending, 0);
+  json values = json::array();
+  for (int v = 0; v < 1000; ++v) values.push_back(-v - 1);
+  json clauses = json::array();
+  for (int c = 0; c < 10; ++c) clauses.push_back({{"i", {{"$nin", values}}}});
+  const std::string filter = json{{"$and", clauses}}.dump();
+  GrepRequest g;
+  g.kb = "k";
+  g.pattern = "kitten";
+  g.filter_json = filter;
+  const std::vector<std::pair<std::string, std::function<void()>>> calls = {
+      {"keyword", [&] { search("k", "kitten yarn", "keyword", 5, filter); }},
+      {"vector", [&] { search("k", "kitten yarn", "vector", 5, filter); }},
+      {"hybrid", [&] { search("k", "kitten yarn", "hybrid", 5, filter); }},
+      {"grep", [&] { engine->grep(g); }},
+      {"list", [&] { engine->list_documents("k", "", 1000, filter); }},
+  };
+  for (const auto& [name, call] : calls) {
+    std::string message;
+    std::map<std::string, std::string> details;
+    {
+      ScopedDeadline deadline(std::chrono::milliseconds(1), "this search");
+      EXPECT_EQ(code_of(call, &details, &message), Code::timeout) << name << ": " << message;
+    }
+    EXPECT_NE(message.find("this search took longer than its limit of 1 ms"), std::string::npos)
+        << name << ": " << message;
+    EXPECT_NE(message.find("--deadline"), std::string::npos) << message;
+    EXPECT_EQ(details["limit_ms"], "1") << name;
+    EXPECT_EQ(code_of(call), Code::ok) << name;  // no deadline: the same call runs to the end
+  }
+  EXPECT_EQ(search("k", "kitten yarn", "vector", 5, filter).hits.size(), 5u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, EngineVectors, ::testing::Values("memory", "embedded"));
