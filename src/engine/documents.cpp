@@ -35,8 +35,14 @@ IngestReport EngineImpl::ingest_path(const std::string& name, const std::string&
   const Kb kb = resolve(name);
   const chunk::Chunking chunking = vectors_->write_chunking(kb.ref, kb.config);
   std::error_code ec;
-  if (!fs::exists(path, ec))
+  if (!fs::exists(path, ec)) {
+    if (ec == std::errc::too_many_symbolic_link_levels)
+      throw Error(Code::io_error,
+                  "symbolic link loop: " + path +
+                      " leads back to itself through symbolic links; fix or remove the link",
+                  {{"path", path}});
     throw Error(Code::not_found, "no such file or directory: " + path, {{"path", path}});
+  }
   std::vector<ingest::WalkEntry> entries;
   if (fs::is_directory(path, ec)) {
     entries = ingest::walk_directory(path, opts.include, opts.exclude);

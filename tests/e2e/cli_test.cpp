@@ -214,6 +214,33 @@ TEST_F(CliTest, SingleFailingFileExitsWithItsCodesStatus) {
   expect_error(cli.json({"ingest", (src / "nope.md").string(), "--kb", "k"}), Code::not_found);
 }
 
+// `mkfifo f.md; quarry ingest f.md` blocked in open() for ever. A FIFO is a failed item with
+// a stable code, alone (its exit status) or in a folder (the partial-failure status).
+TEST_F(CliTest, AFifoIsRefusedNotWaitedFor) {
+  make_kb();
+  quarry::testing::FifoWatchdog fifo(src / "f.md", 20);
+  ASSERT_TRUE(fifo.made());
+  write_file(src / "a.md", "# A\n\nalpha\n");
+  auto alone = cli.json({"ingest", (src / "f.md").string(), "--kb", "k"});
+  auto folder = cli.json({"ingest", src.string(), "--kb", "k"});
+  fifo.done();
+  EXPECT_FALSE(fifo.fired()) << "quarry ingest blocked on the FIFO";
+  EXPECT_EQ(alone.status, exit_status(Code::unsupported_format)) << alone.out << alone.err;
+  ASSERT_EQ(alone.json["items"].size(), 1u) << alone.out;
+  EXPECT_EQ(alone.json["items"][0]["error"]["code"], "unsupported_format");
+  EXPECT_NE(
+      alone.json["items"][0]["error"]["message"].get<std::string>().find("not a regular file"),
+      std::string::npos)
+      << alone.out;
+  EXPECT_EQ(folder.status, kPartialFailure) << folder.out;
+  EXPECT_EQ(folder.json["added"], 1);
+  EXPECT_EQ(folder.json["failed"], 1);
+  bool reported = false;
+  for (const auto& i : folder.json["items"])
+    if (i["path"] == "f.md") reported = i["error"]["code"] == "unsupported_format";
+  EXPECT_TRUE(reported) << folder.out;
+}
+
 TEST_F(CliTest, DocsListPaginatesWithACursor) {
   make_kb();
   std::set<std::string> ids;
