@@ -66,6 +66,11 @@ struct VectorIndexInfo {
   std::int64_t failed = 0;
   std::int64_t stored = 0;              // chunk vectors the store holds under the serving revision
   std::vector<VectorFailure> failures;  // newest first, at most 100
+  // Why the embedder cannot embed now, when it cannot (pending documents stay pending):
+  // blocked_address (the SSRF guard refuses its endpoint: a setting to change) or
+  // engine_unavailable, with a message that says what to do. Empty when it can.
+  std::string unavailable_code;
+  std::string unavailable;
 };
 
 struct KbInfo {

@@ -121,6 +121,13 @@ void EngineImpl::mark_pending(const Kb& kb, IngestItem& item) {
     if (item.vector_status == "failed") {
       item.vector_code = f.code;
       item.vector_message = f.message;
+    } else if (item.vector_status != "ready") {
+      // Pending, and no sweep can embed it while the embedder is unavailable: say why.
+      const lifecycle::KbVectors& v = vectors_->for_kb(kb.ref.name, kb.config);
+      if (v.unavailable_code != Code::ok) {
+        item.vector_code = code_name(v.unavailable_code);
+        item.vector_message = v.unavailable;
+      }
     }
   }
 }

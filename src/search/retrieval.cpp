@@ -22,6 +22,7 @@ bool mode_enabled(const KbConfig& c, Mode mode) {
 }
 
 std::string reason_code(const ServingVectors& v) {
+  if (v.blocked) return "blocked_address";
   return v.has_embedder ? "embedder_unavailable" : "no_embedder";
 }
 

@@ -113,6 +113,8 @@ std::string text_kb_status(const KbInfo& k) {
     o << "vectors: " << v.ready << "/" << v.documents << " documents ready, " << v.pending
       << " pending, " << v.failed << " failed"
       << (v.building_revision.empty() ? "" : "; building a new revision") << "\n";
+  if (!v.unavailable_code.empty())
+    o << "embedder unavailable [" << v.unavailable_code << "]: " << v.unavailable << "\n";
   return o.str();
 }
 

@@ -70,7 +70,10 @@ json to_json(const VectorIndexInfo& v) {
           {"pending", v.pending},
           {"failed", v.failed},
           {"stored_vectors", v.stored},
-          {"failures", failures}};
+          {"failures", failures},
+          {"unavailable", v.unavailable_code.empty()
+                              ? json(nullptr)
+                              : json{{"code", v.unavailable_code}, {"message", v.unavailable}}}};
 }
 
 json to_json(const Document& d) {

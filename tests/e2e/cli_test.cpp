@@ -241,6 +241,22 @@ TEST_F(CliTest, AFifoIsRefusedNotWaitedFor) {
   EXPECT_TRUE(reported) << folder.out;
 }
 
+// `quarry embed` with an endpoint the SSRF guard refuses exits 22 blocked_address (it exited 7
+// engine_unavailable, as if the endpoint were down), naming the address and the setting.
+TEST_F(CliTest, EmbedRefusesABlockedEndpointWithItsOwnCode) {
+  auto r = cli.json({"embed", "--embedder", "openai:m", "--settings",
+                     R"({"base_url": "http://10.0.0.1/v1", "dimensions": 8})", "hello"});
+  expect_error(r, Code::blocked_address);
+  EXPECT_EQ(r.status, 22);
+  const std::string m = r.json["error"]["message"];
+  EXPECT_NE(m.find("10.0.0.1"), std::string::npos) << m;
+  EXPECT_NE(m.find("settings.allow_private"), std::string::npos) << m;
+  auto kb = cli.json({"kb", "create", "k", "--config",
+                      R"({"embedder": {"provider": "openai:m", "settings":
+                          {"base_url": "http://192.168.1.5/v1", "dimensions": 8}}})"});
+  expect_error(kb, Code::blocked_address);
+}
+
 TEST_F(CliTest, DocsListPaginatesWithACursor) {
   make_kb();
   std::set<std::string> ids;

@@ -332,6 +332,62 @@ TEST_F(EngineTest, AMissingModelKeepsDocumentsAndDegradesHybrid) {
   EXPECT_EQ(code_of([&] { engine->search(r); }), Code::mode_unavailable);
 }
 
+// An embedder endpoint the SSRF guard refuses is a configuration error: KB create and change
+// answer blocked_address (exit 22, HTTP 403) naming the address and the setting, instead of a
+// KB whose vectors silently never build (ingest said not_built, vector search a bare
+// mode_unavailable). A KB that already holds such a setting says why wherever it is looked at.
+TEST_F(EngineTest, ABlockedEmbedderEndpointIsRefusedAtConfigurationAndExplainedAfter) {
+  const json blocked = {{"embedder",
+                         {{"provider", "openai:m"},
+                          {"settings", {{"base_url", "http://10.0.0.1/v1"}, {"dimensions", 8}}}}}};
+  std::map<std::string, std::string> details;
+  std::string message;
+  EXPECT_EQ(code_of([&] { engine->create_kb("b", blocked.dump()); }, &details, &message),
+            Code::blocked_address);
+  EXPECT_NE(message.find("10.0.0.1"), std::string::npos) << message;
+  EXPECT_EQ(details["setting"], "embedder.settings.allow_private");
+  EXPECT_EQ(code_of([&] { engine->describe_kb("b"); }), Code::not_found);  // nothing was made
+  engine->create_kb("p", "{}");
+  EXPECT_EQ(code_of([&] {
+              engine->set_kb("p", {{"embedder.provider", "openai:m"},
+                                   {"embedder.settings",
+                                    R"({"base_url": "http://localhost:9/v1", "dimensions": 8})"}});
+            }),
+            Code::blocked_address);
+  EXPECT_TRUE(engine->describe_kb("p").config.embedder.provider.empty());
+  json allowed = blocked;
+  allowed["embedder"]["settings"]["allow_private"] = true;
+  engine->create_kb("old", allowed.dump());
+  // A KB made before the check: its config holds the refused endpoint.
+  {
+    auto cat = catalog();
+    catalog::AuditEntry a;
+    a.actor = "tester";
+    a.action = "kb.set";
+    cat->kbs().update_config(ref(*cat, "old"), blocked.dump(), a);
+  }
+  auto item = engine->ingest_bytes("old", "a.md", "# A\n\nhello world\n", {});
+  EXPECT_EQ(item.vector_status, "not_built");
+  EXPECT_EQ(item.vector_code, "blocked_address");
+  EXPECT_NE(item.vector_message.find("embedder.settings.allow_private"), std::string::npos);
+  auto info = engine->describe_kb("old");
+  EXPECT_EQ(info.vectors.unavailable_code, "blocked_address");
+  EXPECT_NE(info.vectors.unavailable.find("10.0.0.1"), std::string::npos);
+  SearchRequest r;
+  r.kb = "old";
+  r.query = "hello";
+  r.mode = Mode::vector;
+  EXPECT_EQ(code_of([&] { engine->search(r); }, &details, &message), Code::mode_unavailable);
+  EXPECT_EQ(details["reason"], "blocked_address");
+  EXPECT_NE(message.find("embedder.settings.allow_private"), std::string::npos) << message;
+  r.mode = Mode::hybrid;
+  auto degraded = engine->search(r);
+  ASSERT_EQ(degraded.degraded.size(), 1u);
+  EXPECT_EQ(degraded.degraded[0].rfind("blocked_address: ", 0), 0u) << degraded.degraded[0];
+  auto sweep = engine->reindex("old", {});
+  EXPECT_EQ(sweep.error_code, "blocked_address") << sweep.error_message;
+}
+
 TEST_F(EngineTest, UnknownProviderOrStoreIsRefusedAtCreate) {
   std::map<std::string, std::string> d;
   EXPECT_EQ(code_of([&] { engine->create_kb("x", R"({"embedder": "telepathy"})"); }, &d),

@@ -177,5 +177,29 @@ TEST_F(Hardening, InputNeverReachesSqliteLimitsAsInternalErrors) {
   EXPECT_EQ(d.json["deleted"].size(), 1u) << d.body;
 }
 
+// An embedder aimed at a private address is refused when the KB is made or changed (403
+// blocked_address naming the address and the setting), not accepted with 201 and then never
+// embedded.
+TEST_F(Hardening, ABlockedEmbedderEndpointIsRefusedWhenTheKbIsConfigured) {
+  json cfg = {{"embedder",
+               {{"provider", "openai:x"},
+                {"settings", {{"base_url", "http://10.0.0.1/v1"}, {"dimensions", 8}}}}}};
+  auto made = send("POST", "/kbs", {{"name", "k2"}, {"config", cfg}});
+  EXPECT_EQ(made.status, 403) << made.body;
+  EXPECT_EQ(error_code(made), "blocked_address");
+  EXPECT_NE(
+      made.json["error"]["message"].get<std::string>().find("embedder.settings.allow_private"),
+      std::string::npos)
+      << made.body;
+  auto set = send("PATCH", "/kbs/k",
+                  {{"settings",
+                    {{"embedder.provider", "openai:text-embedding-3-small"},
+                     {"embedder.settings.base_url", "http://[fd00::1]/v1"}}}});
+  EXPECT_EQ(set.status, 403) << set.body;
+  EXPECT_EQ(error_code(set), "blocked_address");
+  cfg["embedder"]["settings"]["allow_private"] = true;
+  EXPECT_EQ(send("POST", "/kbs", {{"name", "k2"}, {"config", cfg}}).status, 201);
+}
+
 }  // namespace
 }  // namespace quarry::testing
