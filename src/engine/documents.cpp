@@ -6,6 +6,7 @@
 #include "catalog/writer_lock.h"
 #include "convert/converter.h"
 #include "core/filter.h"
+#include "core/util.h"
 #include "engine/engine_impl.h"
 #include "ingest/staging.h"
 
@@ -154,6 +155,14 @@ DocumentPage EngineImpl::list_documents(const std::string& name, const std::stri
                                         int limit, const std::string& filter_json) {
   if (limit < 1 || limit > 10000)
     throw Error(Code::invalid_argument, "limit must be between 1 and 10000", {{"field", "limit"}});
+  // A cursor is a next_cursor this API returned (a document id): anything else would list
+  // from an arbitrary place instead of failing.
+  if (!cursor.empty() && !core::is_ulid(cursor))
+    throw Error(Code::invalid_argument,
+                "cursor '" + core::repair_utf8(cursor.substr(0, 64)) +
+                    "' is not a next_cursor this API returned; pass next_cursor back unchanged, "
+                    "or leave cursor out for the first page",
+                {{"field", "cursor"}});
   const core::Filter filter = core::parse_filter_text(filter_json);
   const Kb kb = resolve(name);
   auto rows = cat_->documents().list(kb.ref, cursor, limit + 1, filter);

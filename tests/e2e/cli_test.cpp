@@ -291,6 +291,10 @@ TEST_F(CliTest, DocsListPaginatesWithACursor) {
   EXPECT_EQ(filtered.status, 0);
   EXPECT_TRUE(filtered.json["documents"].empty());
   expect_error(cli.json({"docs", "list", "--kb", "k", "--limit", "0"}), Code::invalid_argument);
+  // Not a cursor this command printed: invalid_argument (exit 2), not a page from nowhere.
+  auto bad = cli.json({"docs", "list", "--kb", "k", "--cursor", "garbage"});
+  expect_error(bad, Code::invalid_argument);
+  EXPECT_EQ(bad.json["error"]["details"]["field"], "cursor") << bad.out;
 }
 
 TEST_F(CliTest, DocsGetEditReconvertDelete) {
