@@ -187,6 +187,10 @@ struct IngestItem {
   std::string vector_status;
   std::string vector_code;
   std::string vector_message;
+  // What conversion had to leave out or change, for a document that was still ingested
+  // ("text nested deeper than 32 levels was cut ...", "table truncated to 10000 data rows",
+  // "invalid UTF-8 replaced with U+FFFD"). Empty when nothing was.
+  std::vector<std::string> warnings;
 };
 
 struct IngestProgress {

@@ -166,6 +166,7 @@ json ingest_item_schema() {
           {"status", {{"type", "string"}, {"enum", {"added", "updated", "unchanged"}}}},
           {"doc_id", type("string")},
           {"chunks", type("integer")},
+          {"warnings", array_of(type("string"))},
           {"vector_status", type("string")},
           {"vector_error", code_message()}};
 }

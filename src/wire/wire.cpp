@@ -175,6 +175,7 @@ json to_json(const IngestItem& i) {
     j["error"] = {{"code", i.code}, {"message", i.message}};
   else
     j["chunks"] = i.chunks;
+  if (!i.warnings.empty()) j["warnings"] = i.warnings;
   if (!i.vector_status.empty()) {
     j["vector_status"] = i.vector_status;
     if (!i.vector_code.empty())

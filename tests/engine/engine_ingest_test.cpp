@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "convert/convert_fixtures.h"
 #include "core/util.h"
 #include "engine_fixture.h"
 
@@ -275,6 +276,34 @@ TEST_F(DirectoryIngestTest, SpecialFilesAreFailedItemsAndNeverBlock) {
   EXPECT_EQ(folder.added, 4);
   EXPECT_EQ(folder.failed, 1);
   EXPECT_EQ(folder.items.size(), 5u);
+}
+
+// What conversion leaves out reaches the report: a DOCX whose text nests past the converter's
+// limit says it was cut (it was silently dropped, or a bare no_content when nothing was left).
+TEST_F(DirectoryIngestTest, WhatConversionCutIsInTheReport) {
+  std::string open, close;
+  for (int i = 0; i < 5000; ++i) {
+    open += "<w:sdt><w:sdtContent>";
+    close += "</w:sdtContent></w:sdt>";
+  }
+  const std::string deep = open + convert::testing::para("lost") + close;
+  auto kept = engine->ingest_bytes(
+      "k", "kept.docx", convert::testing::make_docx(convert::testing::para("kept") + deep), {});
+  EXPECT_EQ(kept.status, "added");
+  ASSERT_EQ(kept.warnings.size(), 1u);
+  EXPECT_NE(kept.warnings[0].find("nested deeper than 32 levels was cut"), std::string::npos)
+      << kept.warnings[0];
+  std::string message;
+  EXPECT_EQ(
+      code_of(
+          [&] { engine->ingest_bytes("k", "lost.docx", convert::testing::make_docx(deep), {}); },
+          nullptr, &message),
+      Code::no_content);
+  EXPECT_NE(message.find("nested deeper than 32 levels"), std::string::npos) << message;
+  // Other converters' notes too: invalid UTF-8 replaced.
+  auto text = engine->ingest_bytes("k", "bytes.txt", "caf\xe9 au lait\n", {});
+  ASSERT_EQ(text.warnings.size(), 1u);
+  EXPECT_NE(text.warnings[0].find("invalid UTF-8"), std::string::npos);
 }
 
 TEST_F(DirectoryIngestTest, PerFileFailuresDoNotStopTheBatch) {
