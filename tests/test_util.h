@@ -1,15 +1,21 @@
-// Helpers shared by the test suites: a temporary directory removed at scope exit, file I/O, and
-// the error a call throws.
+// Helpers shared by the test suites: a temporary directory removed at scope exit, file I/O, the
+// error a call throws, and a FIFO whose reader must never block.
 #pragma once
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "quarry/error.h"
 
@@ -95,5 +101,50 @@ inline std::string read_file(const std::filesystem::path& p) {
   ss << f.rdbuf();
   return ss.str();
 }
+
+// A FIFO at `path` (mkfifo) and a watchdog for a call that must never block on it: if the
+// call has not finished after `seconds`, the watchdog opens the FIFO for writing and closes it,
+// which lets a reader stuck in open() go on (it reads end of file), so a regression fails its
+// test instead of hanging it. Call done() when the call under test has returned.
+class FifoWatchdog {
+ public:
+  FifoWatchdog(const std::filesystem::path& path, int seconds) : path_(path.string()) {
+    std::filesystem::create_directories(path.parent_path());
+    made_ = ::mkfifo(path_.c_str(), 0644) == 0;
+    thread_ = std::thread([this, seconds] {
+      std::unique_lock lock(mu_);
+      if (cv_.wait_for(lock, std::chrono::seconds(seconds), [this] { return done_; })) return;
+      fired_ = true;
+      const int fd = ::open(path_.c_str(), O_WRONLY | O_NONBLOCK);
+      if (fd >= 0) ::close(fd);
+    });
+  }
+  ~FifoWatchdog() {
+    done();
+    thread_.join();
+  }
+  FifoWatchdog(const FifoWatchdog&) = delete;
+  FifoWatchdog& operator=(const FifoWatchdog&) = delete;
+
+  bool made() const { return made_; }
+  void done() {
+    std::lock_guard lock(mu_);
+    done_ = true;
+    cv_.notify_all();
+  }
+  // True when the call under test had to be released (it blocked on the FIFO).
+  bool fired() {
+    std::lock_guard lock(mu_);
+    return fired_;
+  }
+
+ private:
+  std::string path_;
+  bool made_ = false;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false, fired_ = false;
+  std::thread thread_;
+};
 
 }  // namespace quarry::testing

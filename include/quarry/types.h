@@ -66,6 +66,11 @@ struct VectorIndexInfo {
   std::int64_t failed = 0;
   std::int64_t stored = 0;              // chunk vectors the store holds under the serving revision
   std::vector<VectorFailure> failures;  // newest first, at most 100
+  // Why the embedder cannot embed now, when it cannot (pending documents stay pending):
+  // blocked_address (the SSRF guard refuses its endpoint: a setting to change) or
+  // engine_unavailable, with a message that says what to do. Empty when it can.
+  std::string unavailable_code;
+  std::string unavailable;
 };
 
 struct KbInfo {
@@ -182,6 +187,10 @@ struct IngestItem {
   std::string vector_status;
   std::string vector_code;
   std::string vector_message;
+  // What conversion had to leave out or change, for a document that was still ingested
+  // ("text nested deeper than 32 levels was cut ...", "table truncated to 10000 data rows",
+  // "invalid UTF-8 replaced with U+FFFD"). Empty when nothing was.
+  std::vector<std::string> warnings;
 };
 
 struct IngestProgress {

@@ -142,8 +142,9 @@ struct Bm25Params {
 };
 
 struct KeywordQuery {
-  std::string match;    // an FTS5 MATCH expression (built by search/, never raw user text)
-  core::Filter filter;  // metadata filter pushed into SQL
+  std::string match;      // an FTS5 MATCH expression: built by search/, or the user's own text
+  bool advanced = false;  // when it is the user's own text (FTS5 may refuse it: invalid_argument)
+  core::Filter filter;    // metadata filter pushed into SQL
   int limit = 10;
   Bm25Params params;
 };

@@ -84,6 +84,7 @@ void add_ingest_command(CLI::App& app, Globals& g, int& exit_code) {
       else if (!a->quiet && i.status != "unchanged")
         std::cout << (i.status == "added" ? "added      " : "updated    ") << i.path << "  ("
                   << i.doc_id << ", " << i.chunks << " chunks)\n";
+      for (const auto& w : i.warnings) std::cout << "  warning: " << i.path << ": " << w << "\n";
     }
     std::cout << total.added << " added, " << total.updated << " updated, " << total.unchanged
               << " unchanged, " << total.failed << " failed  (" << total.bytes / 1024 << " KiB in "

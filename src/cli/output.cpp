@@ -39,6 +39,8 @@ void ProgressBar::draw(const std::string& prefix, std::size_t done, std::size_t 
 
 void print_vectors_human(const KbInfo& k) {
   const auto& v = k.vectors;
+  if (!v.unavailable_code.empty())
+    std::cout << "  embedder unavailable [" << v.unavailable_code << "]: " << v.unavailable << "\n";
   if (v.serving_revision.empty() && v.building_revision.empty()) return;
   std::cout << "  vectors: " << v.ready << "/" << v.documents << " documents ready";
   if (v.stale) std::cout << ", " << v.stale << " stale";
@@ -49,7 +51,7 @@ void print_vectors_human(const KbInfo& k) {
   std::cout << "\n";
   for (const auto& f : v.failures)
     std::cout << "    failed " << f.doc_id << "  [" << f.code << "] " << f.message << "\n";
-  if (v.pending > 0)
+  if (v.pending > 0 && v.unavailable_code.empty())
     std::cout << "    run `quarry reindex --kb " << k.name << "` to embed what is pending\n";
 }
 

@@ -98,6 +98,7 @@ struct Context {
   std::map<std::string, std::vector<bool>> ordered;  // numId -> per-level "is numbered"
   std::map<std::string, std::string> links;          // relationship id -> URL
   std::map<std::string, std::vector<int>> counters;  // numId -> per-level item counters
+  int cut = 0;  // subtrees below kMaxDepth that were not followed (their text is lost)
 };
 
 void load_styles(const pugi::xml_document& doc, Context* ctx) {
@@ -174,8 +175,7 @@ std::string render_segments(std::vector<Segment> segs, bool plain);
 
 // Runs of a paragraph, in order, through the wrappers Word puts around them (hyperlinks,
 // tracked insertions, smart tags, simple fields, content controls). Deleted text is skipped.
-void collect_runs(const pugi::xml_node& n, const Context& ctx, int depth,
-                  std::vector<Segment>* out) {
+void collect_runs(const pugi::xml_node& n, Context& ctx, int depth, std::vector<Segment>* out) {
   for (pugi::xml_node c : n.children()) {
     std::string_view name = local(c);
     if (name == "r") {
@@ -194,6 +194,8 @@ void collect_runs(const pugi::xml_node& n, const Context& ctx, int depth,
       }
     } else if (depth < kMaxDepth) {
       collect_runs(c, ctx, depth + 1, out);
+    } else if (c.first_child()) {
+      ++ctx.cut;
     }
   }
 }
@@ -240,9 +242,11 @@ class DocxWriter {
         paragraph(c);
       } else if (name == "tbl") {
         table(c);
-      } else if (depth < kMaxDepth &&
-                 (name == "sdt" || name == "sdtContent" || name == "customXml" || name == "ins")) {
-        body(c, depth + 1);
+      } else if (name == "sdt" || name == "sdtContent" || name == "customXml" || name == "ins") {
+        if (depth < kMaxDepth)
+          body(c, depth + 1);
+        else if (c.first_child())
+          ++ctx_->cut;
       }
     }
   }
@@ -319,6 +323,11 @@ class DocxWriter {
         if (local(tc) == "tc") rows.back().push_back(cell_text(tc));
       }
     }
+    // A table without a word in it (its cells' text all cut or absent) is not content.
+    bool any = false;
+    for (const auto& r : rows)
+      for (const auto& c : r) any = any || !c.empty();
+    if (!any) return;
     std::string md = detail::render_table(rows);
     if (!md.empty()) block(md, false);
   }
@@ -336,7 +345,10 @@ class DocxWriter {
         out += render_segments(std::move(segs), false) + " ";
         continue;
       }
-      if (depth >= kMaxDepth) continue;
+      if (depth >= kMaxDepth) {
+        if (n.first_child()) ++ctx_->cut;
+        continue;
+      }
       std::vector<pugi::xml_node> kids(n.begin(), n.end());
       for (auto k = kids.rbegin(); k != kids.rend(); ++k) stack.emplace_back(*k, depth + 1);
     }
@@ -401,6 +413,22 @@ class DocxConverter final : public Converter {
     DocxWriter writer(&ctx);
     writer.body(body, 0);
     r.markdown = writer.markdown() + "\n";
+    if (ctx.cut > 0) {
+      // Hostile (or broken) nesting: the text below the limit is not followed. Say so, rather
+      // than a silent no_content or a document with holes.
+      const std::string limit = std::to_string(kMaxDepth);
+      if (r.markdown.find_first_not_of(" \t\r\n") == std::string::npos)
+        throw Error(Code::no_content,
+                    "the document's text is nested deeper than " + limit +
+                        " levels (content controls, hyperlinks or tracked changes inside each "
+                        "other), where conversion stops, and there is no text above that depth; "
+                        "flatten it (save it again without the nested controls, or as .txt or "
+                        ".md) and ingest it again",
+                    {{"format", "docx"}, {"reason", "nesting_limit"}, {"limit", limit}});
+      r.warnings.push_back("text nested deeper than " + limit + " levels was cut (" +
+                           std::to_string(ctx.cut) +
+                           " nested parts not converted); flatten the document to keep it");
+    }
     if (r.title.empty()) r.title = writer.first_heading();
     return r;
   }

@@ -1,5 +1,6 @@
 #include "core/filter.h"
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -14,6 +15,19 @@ namespace {
 
 [[noreturn]] void bad(const std::string& msg) {
   throw Error(Code::invalid_argument, "invalid filter: " + msg, {{"field", "filter"}});
+}
+
+// A filter's size: each comparison value (every value of an $in or $nin list, $exists too) and
+// each $and/$or counts one. Evaluation is linear in it (per document), so this bounds the work
+// one filter can ask for per document.
+constexpr std::size_t kMaxFilterTerms = 20000;
+
+void count_terms(std::size_t* terms, std::size_t n) {
+  *terms += n;
+  if (*terms > kMaxFilterTerms)
+    bad("too large: at most " + std::to_string(kMaxFilterTerms) +
+        " conditions and values in one filter (each value of an $in or $nin list counts); "
+        "split the request or use fewer values");
 }
 
 bool valid_field(const std::string& f) {
@@ -44,10 +58,13 @@ Filter leaf(Filter::Op op, const std::string& field, std::vector<Scalar> values)
   return f;
 }
 
-Filter parse_field(const std::string& field, const json& cond) {
+Filter parse_field(const std::string& field, const json& cond, std::size_t* terms) {
   if (!valid_field(field))
     bad("'" + field + "' is not a valid field name (letters, digits, '_', '-', '.')");
-  if (!cond.is_object()) return leaf(Filter::Op::Eq, field, {to_scalar(cond, field)});
+  if (!cond.is_object()) {
+    count_terms(terms, 1);
+    return leaf(Filter::Op::Eq, field, {to_scalar(cond, field)});
+  }
   if (cond.empty()) bad(field + ": empty condition object");
   static const std::pair<const char*, Filter::Op> kOps[] = {
       {"$eq", Filter::Op::Eq},   {"$ne", Filter::Op::Ne},   {"$gt", Filter::Op::Gt},
@@ -64,14 +81,17 @@ Filter parse_field(const std::string& field, const json& cond) {
     if (*op == Filter::Op::In || *op == Filter::Op::Nin) {
       if (!v.is_array()) bad(field + "." + k + ": expects an array");
       if (v.size() > 1000) bad(field + "." + k + ": at most 1000 values");
+      count_terms(terms, std::max<std::size_t>(v.size(), 1));
       std::vector<Scalar> vals;
       for (const auto& e : v) vals.push_back(to_scalar(e, field + "." + k));
       all.children.push_back(leaf(*op, field, std::move(vals)));
     } else if (*op == Filter::Op::Exists) {
       if (!v.is_boolean()) bad(field + ".$exists: expects true or false");
+      count_terms(terms, 1);
       all.children.push_back(leaf(*op, field, {v.get<bool>()}));
     } else {
       if (v.is_array() || v.is_object()) bad(field + "." + k + ": expects a single value");
+      count_terms(terms, 1);
       if (*op != Filter::Op::Eq && *op != Filter::Op::Ne && !v.is_number() && !v.is_string())
         bad(field + "." + k + ": range comparisons need a number or a string");
       all.children.push_back(leaf(*op, field, {to_scalar(v, field + "." + k)}));
@@ -81,21 +101,22 @@ Filter parse_field(const std::string& field, const json& cond) {
   return all;
 }
 
-Filter parse_node(const json& j, int depth) {
+Filter parse_node(const json& j, int depth, std::size_t* terms) {
   if (depth > 32) bad("nested too deeply (max 32 levels)");
   if (!j.is_object()) bad("a filter is a JSON object");
   Filter all;
   for (const auto& [k, v] : j.items()) {
     if (k == "$and" || k == "$or") {
       if (!v.is_array() || v.empty()) bad(k + " expects a non-empty array of filters");
+      count_terms(terms, 1);
       Filter group;
       group.op = k == "$and" ? Filter::Op::And : Filter::Op::Or;
-      for (const auto& e : v) group.children.push_back(parse_node(e, depth + 1));
+      for (const auto& e : v) group.children.push_back(parse_node(e, depth + 1, terms));
       all.children.push_back(std::move(group));
     } else if (!k.empty() && k[0] == '$') {
       bad("unknown top-level operator '" + k + "' (known: $and, $or)");
     } else {
-      all.children.push_back(parse_field(k, v));
+      all.children.push_back(parse_field(k, v, terms));
     }
   }
   if (all.children.size() == 1) return std::move(all.children.front());
@@ -164,8 +185,8 @@ int compare(const json& v, const Scalar& s) {
 Filter parse_filter(const json& j) {
   if (j.is_null()) return {};
   if (j.is_object() && j.empty()) return {};
-  Filter f = parse_node(j, 0);
-  return f;
+  std::size_t terms = 0;
+  return parse_node(j, 0, &terms);
 }
 
 Filter parse_filter_text(const std::string& text) {

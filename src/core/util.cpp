@@ -30,6 +30,13 @@ constexpr char kCrockford[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 
 }  // namespace
 
+bool is_ulid(std::string_view s) {
+  if (s.size() != 26 || s[0] < '0' || s[0] > '7') return false;
+  for (char c : s)
+    if (std::string_view(kCrockford).find(c) == std::string_view::npos) return false;
+  return true;
+}
+
 std::string new_ulid() {
   // Monotonic within the process: same millisecond -> previous random part + 1.
   static std::mutex mu;

@@ -10,6 +10,9 @@ namespace quarry::core {
 // ULID (26 chars, Crockford base32, millisecond time prefix + 80 random bits). Ids minted within
 // one process are strictly increasing, so they also sort by creation order.
 std::string new_ulid();
+// True for text new_ulid() could have made: 26 upper-case Crockford base32 characters whose
+// first is 0-7 (128 bits).
+bool is_ulid(std::string_view s);
 // Random (version 4) UUID, lower-case with hyphens.
 std::string new_uuid();
 

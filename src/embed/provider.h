@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "core/settings_json.h"
 #include "core/tokenizer.h"
 #include "quarry/embedding_provider.h"
+#include "quarry/error.h"
 
 namespace quarry::embed {
 
@@ -76,6 +78,14 @@ struct Selection {
 Selection select_provider(const ProviderRegistry& reg, const std::string& kb_setting,
                           const nlohmann::json& kb_settings, const std::string& server_default,
                           const ProviderContext& ctx);
+
+// The configuration-time check of the endpoint a provider spec names (SPEC §10): for the
+// openai provider, the SSRF guard's verdict on its base_url without DNS, as
+// Error(blocked_address) naming the address and the setting that allows private ranges, under
+// `settings_path` (where the caller's surface keeps the provider's settings: "embedder.settings"
+// in a KB config, "settings" for `quarry embed --settings`); nullopt when nothing is refused or
+// the provider has no endpoint. Invalid settings are left to the provider's factory.
+std::optional<Error> endpoint_refusal(const ProviderSpec& spec, const std::string& settings_path);
 
 // Throws Error(dimension_mismatch) naming both plugin ids and both dimensions.
 void check_dimensions(const std::string& provider_id, int provider_dims,

@@ -6,6 +6,7 @@
 #include "catalog/writer_lock.h"
 #include "convert/converter.h"
 #include "core/filter.h"
+#include "core/util.h"
 #include "engine/engine_impl.h"
 #include "ingest/staging.h"
 
@@ -35,8 +36,14 @@ IngestReport EngineImpl::ingest_path(const std::string& name, const std::string&
   const Kb kb = resolve(name);
   const chunk::Chunking chunking = vectors_->write_chunking(kb.ref, kb.config);
   std::error_code ec;
-  if (!fs::exists(path, ec))
+  if (!fs::exists(path, ec)) {
+    if (ec == std::errc::too_many_symbolic_link_levels)
+      throw Error(Code::io_error,
+                  "symbolic link loop: " + path +
+                      " leads back to itself through symbolic links; fix or remove the link",
+                  {{"path", path}});
     throw Error(Code::not_found, "no such file or directory: " + path, {{"path", path}});
+  }
   std::vector<ingest::WalkEntry> entries;
   if (fs::is_directory(path, ec)) {
     entries = ingest::walk_directory(path, opts.include, opts.exclude);
@@ -115,6 +122,13 @@ void EngineImpl::mark_pending(const Kb& kb, IngestItem& item) {
     if (item.vector_status == "failed") {
       item.vector_code = f.code;
       item.vector_message = f.message;
+    } else if (item.vector_status != "ready") {
+      // Pending, and no sweep can embed it while the embedder is unavailable: say why.
+      const lifecycle::KbVectors& v = vectors_->for_kb(kb.ref.name, kb.config);
+      if (v.unavailable_code != Code::ok) {
+        item.vector_code = code_name(v.unavailable_code);
+        item.vector_message = v.unavailable;
+      }
     }
   }
 }
@@ -141,6 +155,14 @@ DocumentPage EngineImpl::list_documents(const std::string& name, const std::stri
                                         int limit, const std::string& filter_json) {
   if (limit < 1 || limit > 10000)
     throw Error(Code::invalid_argument, "limit must be between 1 and 10000", {{"field", "limit"}});
+  // A cursor is a next_cursor this API returned (a document id): anything else would list
+  // from an arbitrary place instead of failing.
+  if (!cursor.empty() && !core::is_ulid(cursor))
+    throw Error(Code::invalid_argument,
+                "cursor '" + core::repair_utf8(cursor.substr(0, 64)) +
+                    "' is not a next_cursor this API returned; pass next_cursor back unchanged, "
+                    "or leave cursor out for the first page",
+                {{"field", "cursor"}});
   const core::Filter filter = core::parse_filter_text(filter_json);
   const Kb kb = resolve(name);
   auto rows = cat_->documents().list(kb.ref, cursor, limit + 1, filter);

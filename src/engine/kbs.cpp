@@ -6,6 +6,7 @@
 #include "catalog/writer_lock.h"
 #include "core/kb_config.h"
 #include "core/util.h"
+#include "embed/provider.h"
 #include "engine/engine_impl.h"
 #include "ingest/staging.h"
 #include "lifecycle/migrate.h"
@@ -15,6 +16,17 @@ using nlohmann::json;
 
 namespace quarry::engine {
 namespace {
+
+// An embedder endpoint the SSRF guard refuses is a configuration error (SPEC §10): refused when
+// a KB is created or its embedder changes, not found out at the first embedding.
+void check_embedder_endpoint(const KbConfig& c) {
+  if (c.embedder.provider.empty()) return;
+  const json settings =
+      c.embedder.settings_json.empty() ? json::object() : json::parse(c.embedder.settings_json);
+  if (auto refused = embed::endpoint_refusal(embed::parse_spec(c.embedder.provider, settings),
+                                             "embedder.settings"))
+    throw *refused;
+}
 
 KbConfig parse_config(const std::string& text) {
   json j = text.empty() ? json::object() : json::parse(text, nullptr, false);
@@ -37,6 +49,7 @@ KbInfo EngineImpl::create_kb(const std::string& name, const std::string& config_
   core::validate_kb_name(name);
   KbConfig config = parse_config(config_json);
   vectors_->for_kb(name, config);  // unknown provider/store ids fail before anything is made
+  check_embedder_endpoint(config);
   catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
   std::error_code ec;
   if (!cat_->kbs().find(name)) {
@@ -74,6 +87,9 @@ KbInfo EngineImpl::set_kb(const std::string& name,
   const KbConfig& before = kb.config;
   KbConfig after = before;
   for (const auto& [k, v] : settings) after = core::kb_config_set(after, k, v);
+  if (after.embedder.provider != before.embedder.provider ||
+      after.embedder.settings_json != before.embedder.settings_json)
+    check_embedder_endpoint(after);
   if (after.subjects.keys != before.subjects.keys && cat_->kbs().stats(kb.ref).documents > 0)
     throw Error(Code::conflict,
                 "subject keys cannot change while the knowledge base has documents; create a new "

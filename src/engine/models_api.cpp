@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "embed/provider.h"
 #include "embed/local_models.h"
+#include "embed/provider.h"
 #include "quarry/error.h"
 #include "secrets/secret_store.h"
 
@@ -36,8 +36,10 @@ EmbedTextsResult embed_texts(const EmbedTextsRequest& request) {
   ctx.data_dir = request.data_dir;
   if (const char* m = std::getenv("QUARRY_MODELS_DIR")) ctx.models_dir = m;
   ctx.secret = secrets::secret_lookup(request.data_dir);
-  auto p = embed::ProviderRegistry::builtin().create(
-      embed::parse_spec(request.embedder, settings), ctx);
+  const embed::ProviderSpec spec = embed::parse_spec(request.embedder, settings);
+  auto p = embed::ProviderRegistry::builtin().create(spec, ctx);
+  // An endpoint the SSRF guard refuses is the caller's setting to change, not an outage.
+  if (auto refused = embed::endpoint_refusal(spec, "settings")) throw *refused;
   if (auto av = p->is_available(); !av.ok)
     throw Error(Code::engine_unavailable, "embedder " + request.embedder + ": " + av.reason,
                 {{"embedder", request.embedder}});

@@ -23,6 +23,7 @@ class ServingVectors final : public search::VectorPort {
       s.source = {v.provider.get(), v.store, &v.scope};
       s.has_embedder = v.provider != nullptr;
       s.unavailable = v.unavailable;
+      s.blocked = v.unavailable_code == Code::blocked_address;
       serving_ = std::move(s);
     }
     return *serving_;

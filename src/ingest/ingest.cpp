@@ -213,6 +213,7 @@ IngestItem ingest_document(const WriteContext& ctx, const KbConfig& config,
   item.status = existing ? "updated" : "added";
   item.doc_id = row.id;
   item.chunks = row.chunk_count;
+  item.warnings = std::move(conv.warnings);
   return item;
 }
 

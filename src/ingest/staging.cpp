@@ -1,13 +1,12 @@
 #include "ingest/staging.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "catalog/catalog.h"
 #include "convert/converter.h"
@@ -47,11 +46,62 @@ void commit_staged(const std::string& staged, const std::string& final_path) {
 }
 
 std::string read_whole_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(Code::not_found, "cannot read " + path, {{"path", path}});
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+  // O_NONBLOCK: opening a FIFO waits for a writer otherwise, forever. Nothing but a regular file
+  // is read (fstat on the descriptor opened, so the check and the read see the same file).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    const int e = errno;
+    if (e == ELOOP)
+      throw Error(Code::io_error,
+                  "cannot read " + path + ": a loop of symbolic links; fix or remove the link",
+                  {{"path", path}});
+    throw Error(e == ENOENT || e == ENOTDIR ? Code::not_found : Code::io_error,
+                "cannot read " + path + ": " + std::strerror(e), {{"path", path}});
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int e = errno;
+    ::close(fd);
+    throw Error(Code::io_error, "cannot read " + path + ": " + std::strerror(e), {{"path", path}});
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw not_a_regular_file(path, special_file_kind(st.st_mode));
+  }
+  std::string out;
+  out.reserve(static_cast<std::size_t>(st.st_size));
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int e = errno;
+      ::close(fd);
+      throw Error(Code::io_error, "cannot read " + path + ": " + std::strerror(e),
+                  {{"path", path}});
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+std::string special_file_kind(unsigned mode) {
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISDIR(mode)) return "a directory";
+  return "a special file";
+}
+
+Error not_a_regular_file(const std::string& path, const std::string& kind) {
+  return Error(Code::unsupported_format,
+               path + " is " + kind +
+                   ", not a regular file; only regular files are ingested (leave it out, e.g. "
+                   "with --exclude)",
+               {{"path", path}, {"reason", "not_regular_file"}});
 }
 
 void remove_file_quietly(const std::string& path) {

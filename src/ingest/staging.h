@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "core/layout.h"
+#include "quarry/error.h"
 
 namespace quarry::catalog {
 class Catalog;
@@ -24,7 +25,14 @@ using core::Layout;
 std::string stage_file(const Layout& layout, const std::string& final_path, std::string_view bytes);
 // Renames a staged file onto its final path.
 void commit_staged(const std::string& staged, const std::string& final_path);
-std::string read_whole_file(const std::string& path);  // throws io_error / not_found
+// The bytes of a regular file. Throws not_found, io_error (a symlink loop, a refused read) or
+// unsupported_format (details.reason not_regular_file) for a FIFO, socket or device, which is
+// never opened in a way that could block.
+std::string read_whole_file(const std::string& path);
+// "a FIFO (named pipe)", "a socket", ... for a st_mode that is not a regular file.
+std::string special_file_kind(unsigned mode);
+// The error of a path that is not a regular file (unsupported_format, reason not_regular_file).
+Error not_a_regular_file(const std::string& path, const std::string& kind);
 void remove_file_quietly(const std::string& path);
 
 // Finishes renames whose catalog transaction committed and deletes the rest. Needs the

@@ -1,9 +1,12 @@
 #include "ingest/walk.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <filesystem>
 
 #include "ingest/glob.h"
+#include "ingest/staging.h"
 #include "quarry/error.h"
 
 namespace fs = std::filesystem;
@@ -16,6 +19,20 @@ bool inside(const fs::path& root, const fs::path& p) {
   for (; r != root.end(); ++r, ++q)
     if (q == p.end() || *r != *q) return false;
   return true;
+}
+
+// A symbolic link that does not resolve: a loop of links, or a target that does not exist.
+WalkEntry broken_link(const fs::path& p, const std::string& rel, const std::error_code& ec) {
+  if (ec == std::errc::too_many_symbolic_link_levels)
+    return {p.string(), rel, "io_error",
+            "symbolic link loop: following the link leads back to a link already followed; not "
+            "followed "
+            "(fix or remove the link)"};
+  if (ec == std::errc::no_such_file_or_directory)
+    return {p.string(), rel, "not_found",
+            "symbolic link points to a file that does not exist; not followed (fix or remove the "
+            "link)"};
+  return {p.string(), rel, "io_error", "symbolic link cannot be resolved: " + ec.message()};
 }
 
 bool selected(const std::string& rel, const std::vector<std::string>& include,
@@ -51,17 +68,28 @@ std::vector<WalkEntry> walk_directory(const std::string& root_arg,
     std::string rel = p.lexically_relative(root).generic_string();
     if (it->is_symlink(ec)) {
       fs::path target = fs::canonical(p, ec);
-      if (ec || !inside(root, target)) {
+      if (ec) {
+        if (selected(rel, include, exclude)) out.push_back(broken_link(p, rel, ec));
+        ec.clear();
+        continue;
+      }
+      if (!inside(root, target)) {
         if (selected(rel, include, exclude))
           out.push_back({p.string(), rel, "forbidden",
                          "symbolic link points outside the ingested directory; not followed"});
-        ec.clear();
         continue;
       }
       if (fs::is_directory(target, ec)) continue;  // never descend through links (no cycles)
     }
-    if (!fs::is_regular_file(p, ec)) continue;
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) continue;  // vanished, or a folder
     if (!selected(rel, include, exclude)) continue;
+    if (!S_ISREG(st.st_mode)) {
+      // A FIFO, socket or device is reported, never opened (reading a FIFO would block).
+      const Error e = not_a_regular_file(rel, special_file_kind(st.st_mode));
+      out.push_back({p.string(), rel, code_name(e.code()), e.message()});
+      continue;
+    }
     out.push_back({p.string(), rel, "", ""});
   }
   std::sort(out.begin(), out.end(),

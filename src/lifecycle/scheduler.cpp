@@ -227,7 +227,8 @@ bool Scheduler::build_revision(const catalog::KbRef& kb, const catalog::Revision
   const KbConfig rev_config = core::kb_config_from_json(json::parse(rev.config_json));
   KbVectors& v = vectors_.for_kb(kb.name, rev_config);
   if (!v.usable()) {
-    report.error_code = code_name(Code::engine_unavailable);
+    report.error_code =
+        code_name(v.unavailable_code == Code::ok ? Code::engine_unavailable : v.unavailable_code);
     report.error_message = "cannot embed revision " + rev.revision + ": " + v.unavailable;
     return false;
   }

@@ -101,10 +101,24 @@ KbVectors& Vectors::for_kb(const std::string& kb, const KbConfig& config) {
       providers_.emplace(provider_key, v->provider);
     else
       v->unavailable = sel.reason.empty() ? "no embedding provider is configured" : sel.reason;
+    if (!v->unavailable.empty()) v->unavailable_code = Code::engine_unavailable;
   }
   if (v->provider) {
     auto a = v->provider->is_available();
-    if (!a.ok) v->unavailable = a.reason;
+    if (!a.ok) {
+      v->unavailable = a.reason;
+      v->unavailable_code = Code::engine_unavailable;
+      // The KB's own endpoint refused by the SSRF guard (a KB made before that was checked at
+      // configuration time): say which address and which setting, under its own code.
+      if (env_or("QUARRY_EMBEDDING_PROVIDER", "").empty())
+        if (auto refused = embed::endpoint_refusal(
+                embed::parse_spec(config.embedder.provider,
+                                  json::parse(config.embedder.settings_json)),
+                "embedder.settings")) {
+          v->unavailable = refused->message();
+          v->unavailable_code = Code::blocked_address;
+        }
+    }
     const std::string mode = config.store.embedding_mode.empty()
                                  ? env_or("QUARRY_EMBEDDING_MODE", "auto")
                                  : config.store.embedding_mode;
@@ -340,6 +354,10 @@ std::string Vectors::kb_status(const catalog::KbRef& kb, const KbConfig& config,
 VectorIndexInfo Vectors::kb_info(const catalog::KbRef& kb, const KbConfig& config) {
   VectorIndexInfo i;
   KbVectors& t = for_kb(kb.name, config);
+  if (!t.unavailable.empty() && !config.embedder.provider.empty()) {
+    i.unavailable_code = code_name(t.unavailable_code);
+    i.unavailable = t.unavailable;
+  }
   if (!t.provider) return i;
   for (const auto& r : cat_.revisions().list(kb)) {
     if (r.state == "serving") i.serving_revision = r.revision;

@@ -31,6 +31,9 @@ namespace quarry::lifecycle {
 struct KbVectors {
   std::shared_ptr<embed::EmbeddingProvider> provider;  // null: no embedder
   std::string unavailable;  // why the KB cannot embed now ("" when it can)
+  // Its code: blocked_address when the SSRF guard refuses the embedder's endpoint (a setting
+  // to change), else engine_unavailable; ok when the KB can embed.
+  Code unavailable_code = Code::ok;
   store::VectorStore* store = nullptr;
   store::Scope scope;  // kb, revision, dimensions
   std::string model;   // the embedder identity

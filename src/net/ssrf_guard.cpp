@@ -242,24 +242,29 @@ GuardedTarget SsrfGuard::check(const std::string& url, bool allow_private) const
   return t;
 }
 
+std::optional<StaticRefusal> SsrfGuard::refusal_static(const std::string& url, bool allow_private) {
+  Url u = parse_url(url);
+  AddressClass c = AddressClass::invalid;
+  if (blocked_name(u.host)) {
+    c = AddressClass::metadata;
+  } else if (u.host_is_ip) {
+    c = classify_address(u.host);
+  } else if (is_localhost_name(u.host)) {
+    c = AddressClass::loopback;
+  } else {
+    // inet_aton also accepts the odd numeric spellings ("2130706433", "0x7f.1") that
+    // getaddrinfo would turn into an address without any DNS.
+    in_addr a{};
+    if (inet_aton(u.host.c_str(), &a) != 0) c = classify_v4(ntohl(a.s_addr));
+  }
+  if (c == AddressClass::invalid || permitted(c, allow_private)) return std::nullopt;
+  return StaticRefusal{u.host, c, refusal(u.host, u.host, c)};
+}
+
 std::string SsrfGuard::check_static(const std::string& url, bool allow_private) {
   try {
-    Url u = parse_url(url);
-    if (blocked_name(u.host)) return refusal(u.host, u.host, AddressClass::metadata);
-    AddressClass c = AddressClass::invalid;
-    if (u.host_is_ip) {
-      c = classify_address(u.host);
-    } else if (is_localhost_name(u.host)) {
-      c = AddressClass::loopback;
-    } else {
-      // inet_aton also accepts the odd numeric spellings ("2130706433", "0x7f.1") that
-      // getaddrinfo would turn into an address without any DNS.
-      in_addr a{};
-      if (inet_aton(u.host.c_str(), &a) != 0) c = classify_v4(ntohl(a.s_addr));
-    }
-    if (c != AddressClass::invalid && !permitted(c, allow_private))
-      return refusal(u.host, u.host, c);
-    return "";
+    auto r = refusal_static(url, allow_private);
+    return r ? r->message : "";
   } catch (const Error& e) {
     return e.message();
   }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,13 @@ using Resolver = std::function<std::vector<std::string>(const std::string& host,
 // getaddrinfo(); throws Error(engine_unavailable) when the name does not resolve.
 std::vector<std::string> system_resolve(const std::string& host, int port);
 
+// What the guard refuses without DNS: the URL's host, its class and the guard's message.
+struct StaticRefusal {
+  std::string host;
+  AddressClass address_class = AddressClass::invalid;
+  std::string message;
+};
+
 struct GuardedTarget {
   Url url;
   std::vector<std::string> addresses;  // every resolved address; all passed the guard
@@ -63,6 +71,9 @@ class SsrfGuard {
   // The same decision without DNS (for is_available(), which must not touch the network):
   // scheme, blocked names, numeric hosts and "localhost". Returns "" when nothing is refused.
   static std::string check_static(const std::string& url, bool allow_private);
+  // The refusal check_static() describes, as values (nullopt when nothing is refused); throws
+  // parse_url()'s errors for a URL that is not one.
+  static std::optional<StaticRefusal> refusal_static(const std::string& url, bool allow_private);
 
  private:
   Resolver resolver_;

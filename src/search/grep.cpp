@@ -20,6 +20,7 @@
 #include <system_error>
 #include <thread>
 
+#include "quarry/deadline.h"
 #include "search/grep_scan.h"
 
 namespace quarry::search {
@@ -117,9 +118,14 @@ class GrepRun {
   void run(int threads) {
     std::vector<std::thread> pool;
     pool.reserve(static_cast<std::size_t>(threads - 1));
+    // The caller's deadline holds on every worker (quarry/deadline.h).
+    const Deadline deadline = current_deadline();
     for (int t = 1; t < threads; ++t) {
       try {
-        pool.emplace_back([this] { work(); });
+        pool.emplace_back([this, &deadline] {
+          ScopedDeadline inherited(deadline);
+          work();
+        });
       } catch (const std::system_error&) {
         break;  // out of threads: the ones we have (at least this one) do all the files
       }
@@ -165,6 +171,7 @@ class GrepRun {
         const std::size_t last = std::min(first + kBatch, files_.size());
         for (std::size_t i = first; i < last; ++i) {
           if (i >= stop_at_.load(std::memory_order_relaxed)) return;
+          check_deadline();
           search(i, reader);
           finish(i);
         }

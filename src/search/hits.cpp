@@ -5,6 +5,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "quarry/deadline.h"
+
 #include "search/keyword.h"
 
 namespace quarry::search {
@@ -58,6 +60,7 @@ void complete_hits(const catalog::Catalog& cat, const catalog::KbRef& kb, const 
   std::unordered_set<std::string> parents;
   for (std::size_t i = 0, loaded = 0; i < hits.size() && kept.size() < want; ++i) {
     if (i == loaded) {
+      check_deadline();
       loaded = std::min(hits.size(), i + (want - kept.size()) + kSpare);
       std::vector<catalog::ChunkKey> keys;
       std::vector<std::size_t> at;

@@ -128,6 +128,7 @@ Ranked rank(const catalog::Catalog& cat, const catalog::KbRef& kb, const std::st
   Ranked out;
   catalog::KeywordQuery q;
   q.match = match_expression(query, advanced, params.drop_stopwords);
+  q.advanced = advanced;
   if (q.match.empty()) return out;
   q.filter = filter;
   q.params = params.bm25;

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "core/filter.h"
+#include "quarry/deadline.h"
 #include "quarry/error.h"
 #include "search/fusion.h"
 #include "search/grep.h"
@@ -21,6 +22,7 @@ bool mode_enabled(const KbConfig& c, Mode mode) {
 }
 
 std::string reason_code(const ServingVectors& v) {
+  if (v.blocked) return "blocked_address";
   return v.has_embedder ? "embedder_unavailable" : "no_embedder";
 }
 
@@ -55,7 +57,9 @@ Mode hybrid(const SearchRequest& r, const KbScope& kb, const core::Filter& filte
     // the winners of the fusion are read from the catalog.
     vh = vector_candidates(kb.ref, r.query, filter, vector_fusion_depth(r.top_k), vec.source);
   } catch (const Error& e) {
-    if (e.code() == Code::invalid_argument) throw;
+    // The caller's own deadline (quarry/deadline.h) ends the request; a remote embedder's
+    // timeout only degrades it.
+    if (e.code() == Code::invalid_argument || deadline_passed()) throw;
     resp.degraded.push_back(std::string(code_name(e.code())) + ": " + e.message() +
                             "; answered by keyword");
     resp.hits = std::move(kw);

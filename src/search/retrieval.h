@@ -21,6 +21,7 @@ struct ServingVectors {
   VectorSource source;
   bool has_embedder = false;  // an embedder is configured (or pinned), usable or not
   std::string unavailable;    // why it cannot answer now ("" when it can)
+  bool blocked = false;       // because the SSRF guard refuses the embedder's endpoint
   bool usable() const { return source.provider && source.store && unavailable.empty(); }
 };
 

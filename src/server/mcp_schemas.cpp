@@ -38,17 +38,20 @@ json vectors_schema() {
                          {"message", type("string")},
                          {"at", type("string")}},
                         {"doc_id", "code"});
-  return object({{"serving_revision", nullable("string")},
-                 {"building_revision", nullable("string")},
-                 {"previous_revision", nullable("string")},
-                 {"documents", type("integer")},
-                 {"ready", type("integer")},
-                 {"stale", type("integer")},
-                 {"pending", type("integer")},
-                 {"failed", type("integer")},
-                 {"stored_vectors", type("integer")},
-                 {"failures", array_of(failure)}},
-                {"documents", "ready", "pending", "failed"});
+  return object(
+      {{"serving_revision", nullable("string")},
+       {"building_revision", nullable("string")},
+       {"previous_revision", nullable("string")},
+       {"documents", type("integer")},
+       {"ready", type("integer")},
+       {"stale", type("integer")},
+       {"pending", type("integer")},
+       {"failed", type("integer")},
+       {"stored_vectors", type("integer")},
+       {"failures", array_of(failure)},
+       {"unavailable",
+        {{"type", json::array({"object", "null"})}, {"properties", code_message()["properties"]}}}},
+      {"documents", "ready", "pending", "failed"});
 }
 
 json grep_match_schema() {
@@ -163,6 +166,7 @@ json ingest_item_schema() {
           {"status", {{"type", "string"}, {"enum", {"added", "updated", "unchanged"}}}},
           {"doc_id", type("string")},
           {"chunks", type("integer")},
+          {"warnings", array_of(type("string"))},
           {"vector_status", type("string")},
           {"vector_error", code_message()}};
 }

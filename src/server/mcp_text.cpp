@@ -113,6 +113,8 @@ std::string text_kb_status(const KbInfo& k) {
     o << "vectors: " << v.ready << "/" << v.documents << " documents ready, " << v.pending
       << " pending, " << v.failed << " failed"
       << (v.building_revision.empty() ? "" : "; building a new revision") << "\n";
+  if (!v.unavailable_code.empty())
+    o << "embedder unavailable [" << v.unavailable_code << "]: " << v.unavailable << "\n";
   return o.str();
 }
 
@@ -128,7 +130,9 @@ std::string text_ingest(const std::string& kb, const IngestItem& item) {
                   std::to_string(item.chunks) + " chunks";
   if (!item.vector_status.empty()) s += "; vector " + item.vector_status;
   if (!item.vector_code.empty()) s += " [" + item.vector_code + "]: " + item.vector_message;
-  return s + ")";
+  s += ")";
+  for (const auto& w : item.warnings) s += "\nwarning: " + w;
+  return s;
 }
 
 std::string text_error(const Error& e) {

@@ -28,8 +28,8 @@ std::string query_param(const ApiRequest& r, const std::string& key, const std::
 }
 
 int int_param(const ApiRequest& r, const std::string& key, int def, int lo, int hi) {
+  if (!r.query.count(key)) return def;
   std::string v = query_param(r, key);
-  if (v.empty()) return def;
   char* end = nullptr;
   long n = std::strtol(v.c_str(), &end, 10);
   if (*end != '\0' || n < lo || n > hi)
@@ -38,12 +38,13 @@ int int_param(const ApiRequest& r, const std::string& key, int def, int lo, int 
   return static_cast<int>(n);
 }
 
+// Strict: true, false, 1 or 0, and nothing else (not even an empty value).
 bool bool_param(const ApiRequest& r, const std::string& key, bool def) {
+  if (!r.query.count(key)) return def;
   std::string v = query_param(r, key);
-  if (v.empty()) return def;
   if (v == "true" || v == "1") return true;
   if (v == "false" || v == "0") return false;
-  throw bad(key, "query parameter '" + key + "' must be true or false");
+  throw bad(key, "query parameter '" + key + "' must be true, false, 1 or 0");
 }
 
 }  // namespace quarry::server

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <shared_mutex>
 
+#include "quarry/deadline.h"
 #include "quarry/error.h"
 #include "store/vector_store.h"
 
@@ -86,6 +87,7 @@ class MemoryStore final : public VectorStore {
       mismatch(q.vector.size(), static_cast<int>(it->second.dims));
     std::vector<StoreHit> hits;
     for (const auto& [doc_id, d] : it->second.docs) {
+      check_deadline();
       if (!q.filter.empty() && !core::filter_matches(q.filter, d.metadata)) continue;
       for (const auto& [i, c] : d.chunks) {
         StoreHit h;

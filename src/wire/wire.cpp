@@ -70,7 +70,10 @@ json to_json(const VectorIndexInfo& v) {
           {"pending", v.pending},
           {"failed", v.failed},
           {"stored_vectors", v.stored},
-          {"failures", failures}};
+          {"failures", failures},
+          {"unavailable", v.unavailable_code.empty()
+                              ? json(nullptr)
+                              : json{{"code", v.unavailable_code}, {"message", v.unavailable}}}};
 }
 
 json to_json(const Document& d) {
@@ -172,6 +175,7 @@ json to_json(const IngestItem& i) {
     j["error"] = {{"code", i.code}, {"message", i.message}};
   else
     j["chunks"] = i.chunks;
+  if (!i.warnings.empty()) j["warnings"] = i.warnings;
   if (!i.vector_status.empty()) {
     j["vector_status"] = i.vector_status;
     if (!i.vector_code.empty())

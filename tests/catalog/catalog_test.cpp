@@ -1,9 +1,11 @@
 // The SQLite catalog: migrations, WAL, KBs, documents, chunks, FTS5 upkeep, isolation, audit.
 #include <algorithm>
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "catalog_fixture.h"
+#include "quarry/deadline.h"
 #include "quarry/error.h"
 
 namespace quarry::catalog {
@@ -351,6 +353,69 @@ TEST_F(CatalogTest, IntegrityCheckPassesAfterManyWrites) {
                                 who("document.delete_where", "k", ""));
   expect_integrity(*cat);
   EXPECT_EQ(search_ids(*cat, "k", "gamma").size(), 9u);  // 0,3,...,24 (27 deleted by delete_where)
+}
+
+// An advanced query is the user's own FTS5 text: whatever FTS5 refuses is the user's to fix
+// (invalid_argument naming the query), not an internal error ("*" once came back as a 500
+// "catalog error: step: unknown special query").
+TEST_F(CatalogTest, AnAdvancedQueryFts5RefusesIsInvalidArgument) {
+  cat->kbs().create("k", "{}", who("kb.create", "k", "k"));
+  auto d = make_doc("k", "a.md");
+  cat->documents().put(ref(*cat, d.kb), d, make_chunks({"alpha beta"}),
+                       who("document.add", "k", d.id));
+  for (const char* text : {"*", "alpha AND", "\"unterminated", "nosuchcolumn: alpha", "(alpha"}) {
+    KeywordQuery q;
+    q.match = text;
+    q.advanced = true;
+    try {
+      cat->keyword().search(ref(*cat, "k"), q);
+      ADD_FAILURE() << text << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Code::invalid_argument) << text << ": " << e.message();
+      EXPECT_EQ(e.details().at("field"), "query");
+      EXPECT_NE(e.message().find("invalid advanced query"), std::string::npos) << e.message();
+      EXPECT_EQ(e.message().find("catalog error"), std::string::npos) << e.message();
+      EXPECT_EQ(e.message().find("step:"), std::string::npos) << e.message();
+    }
+  }
+  KeywordQuery ok;
+  ok.match = "alpha AND beta";
+  ok.advanced = true;
+  EXPECT_EQ(cat->keyword().search(ref(*cat, "k"), ok).size(), 1u);
+}
+
+// A running statement stops once the calling thread's deadline (quarry/deadline.h) has passed,
+// with Error(timeout), not internal; without a deadline the same call runs to the end.
+TEST_F(CatalogTest, AStatementStopsAtTheThreadsDeadline) {
+  cat->kbs().create("k", "{}", who("kb.create", "k", "k"));
+  {
+    Catalog::Batch batch(*cat);
+    for (int i = 0; i < 3000; ++i) {
+      auto d = make_doc("k", std::to_string(i) + ".md", nlohmann::json{{"i", i}}.dump());
+      cat->documents().put(ref(*cat, d.kb), d, make_chunks({"quokka"}),
+                           who("document.add", "k", d.id));
+    }
+    batch.commit();
+  }
+  // Each document's metadata is its own, so every one is evaluated: 3000 x 10000 comparisons.
+  nlohmann::json values = nlohmann::json::array();
+  for (int v = 0; v < 1000; ++v) values.push_back(-v - 1);
+  nlohmann::json clauses = nlohmann::json::array();
+  for (int c = 0; c < 10; ++c) clauses.push_back({{"i", {{"$nin", values}}}});
+  const core::Filter f = core::parse_filter(nlohmann::json{{"$and", clauses}});
+  try {
+    ScopedDeadline deadline(std::chrono::milliseconds(1), "this listing");
+    cat->documents().list(ref(*cat, "k"), "", 10000, f);
+    FAIL() << "no timeout";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::timeout) << e.message();
+    EXPECT_NE(e.message().find("this listing took longer than its limit of 1 ms"),
+              std::string::npos)
+        << e.message();
+    EXPECT_EQ(e.details().at("limit_ms"), "1");
+  }
+  EXPECT_EQ(cat->documents().list(ref(*cat, "k"), "", 10000, f).size(), 3000u);
+  EXPECT_EQ(cat->documents().count_matching(ref(*cat, "k"), f), 3000);
 }
 
 }  // namespace

@@ -145,6 +145,49 @@ TEST(DocxConverter, EmptyDocumentHasNoContent) {
   EXPECT_EQ(code_of("", "e.docx"), Code::no_content);
 }
 
+// Content nested past the walk's limit (32 levels of content controls, hyperlinks, tracked
+// insertions...) is cut, and the converter says so: alone it is no_content naming the limit
+// (it came back as a bare "no text content"), beside text above the limit a warning.
+std::string nested_controls(int depth, const std::string& inner) {
+  std::string open, close;
+  for (int i = 0; i < depth; ++i) {
+    open += "<w:sdt><w:sdtContent>";
+    close += "</w:sdtContent></w:sdt>";
+  }
+  return open + inner + close;
+}
+
+std::string nested_links(int depth, const std::string& text) {
+  std::string open, close;
+  for (int i = 0; i < depth; ++i) {
+    open += "<w:hyperlink>";
+    close += "</w:hyperlink>";
+  }
+  return "<w:p>" + open + "<w:r><w:t>" + text + "</w:t></w:r>" + close + "</w:p>";
+}
+
+TEST(DocxConverter, TextBelowTheNestingLimitIsCutAndSaidSo) {
+  for (const std::string& body :
+       {nested_controls(20000, para("lost")), nested_links(5000, "lost"),
+        "<w:tbl><w:tr><w:tc>" + nested_controls(100, para("lost")) + "</w:tc></w:tr></w:tbl>"}) {
+    Error e = error_of([&] { convert(make_docx(body), "deep.docx"); });
+    EXPECT_EQ(e.code(), Code::no_content) << e.message();
+    EXPECT_NE(e.message().find("nested deeper than 32 levels"), std::string::npos) << e.message();
+    EXPECT_EQ(e.details().at("reason"), "nesting_limit");
+    EXPECT_EQ(e.details().at("limit"), "32");
+  }
+  ConvertResult r =
+      convert(make_docx(para("kept") + nested_controls(20000, para("lost"))), "deep.docx");
+  EXPECT_EQ(r.markdown, "kept\n");
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("nested deeper than 32 levels was cut"), std::string::npos)
+      << r.warnings[0];
+  // Up to the limit nothing is cut.
+  ConvertResult ok = convert(make_docx(nested_controls(15, para("shallow"))), "ok.docx");
+  EXPECT_EQ(ok.markdown, "shallow\n");
+  EXPECT_TRUE(ok.warnings.empty());
+}
+
 // A zip source that yields `size` zero bytes without holding them in memory.
 struct Zeros {
   zip_uint64_t size;

@@ -83,6 +83,34 @@ TEST(FilterParse, NestingDepthIsBounded) {
   EXPECT_EQ(parse_error(nested_and(200)), Code::invalid_argument);
 }
 
+// The size is bounded (evaluation is linear in it, per document): 20,000 conditions and values
+// in all, each value of an $in or $nin list counting one. Up to there every filter runs.
+TEST(FilterParse, SizeIsBoundedAndTheErrorSaysTheLimit) {
+  auto in_clauses = [](int clauses, int values) {
+    json list = json::array();
+    for (int v = 0; v < values; ++v) list.push_back(v);
+    json all = json::array();
+    for (int c = 0; c < clauses; ++c) all.push_back({{"k" + std::to_string(c), {{"$in", list}}}});
+    return json{{"$and", all}}.dump();
+  };
+  EXPECT_EQ(parse_error(in_clauses(300, 50)), Code::ok);   // 15,001
+  EXPECT_EQ(parse_error(in_clauses(19, 1000)), Code::ok);  // 19,001
+  EXPECT_EQ(parse_error(in_clauses(21, 1000)), Code::invalid_argument);
+  json ors = json::array();
+  for (int i = 0; i < 20000; ++i) ors.push_back({{"a", i}});
+  EXPECT_EQ(parse_error(json{{"$or", ors}}.dump()), Code::invalid_argument);  // 20,001
+  ors.erase(ors.begin());
+  EXPECT_EQ(parse_error(json{{"$or", ors}}.dump()), Code::ok);  // 20,000
+  try {
+    parse_filter_text(in_clauses(21, 1000));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("at most 20000 conditions and values"), std::string::npos)
+        << e.message();
+    EXPECT_EQ(e.details().at("field"), "filter");
+  }
+}
+
 TEST(FilterParse, ErrorNamesTheFilterField) {
   try {
     parse_filter_text(R"({"a": {"$bogus": 1}})");

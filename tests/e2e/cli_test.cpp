@@ -214,6 +214,49 @@ TEST_F(CliTest, SingleFailingFileExitsWithItsCodesStatus) {
   expect_error(cli.json({"ingest", (src / "nope.md").string(), "--kb", "k"}), Code::not_found);
 }
 
+// `mkfifo f.md; quarry ingest f.md` blocked in open() for ever. A FIFO is a failed item with
+// a stable code, alone (its exit status) or in a folder (the partial-failure status).
+TEST_F(CliTest, AFifoIsRefusedNotWaitedFor) {
+  make_kb();
+  quarry::testing::FifoWatchdog fifo(src / "f.md", 20);
+  ASSERT_TRUE(fifo.made());
+  write_file(src / "a.md", "# A\n\nalpha\n");
+  auto alone = cli.json({"ingest", (src / "f.md").string(), "--kb", "k"});
+  auto folder = cli.json({"ingest", src.string(), "--kb", "k"});
+  fifo.done();
+  EXPECT_FALSE(fifo.fired()) << "quarry ingest blocked on the FIFO";
+  EXPECT_EQ(alone.status, exit_status(Code::unsupported_format)) << alone.out << alone.err;
+  ASSERT_EQ(alone.json["items"].size(), 1u) << alone.out;
+  EXPECT_EQ(alone.json["items"][0]["error"]["code"], "unsupported_format");
+  EXPECT_NE(
+      alone.json["items"][0]["error"]["message"].get<std::string>().find("not a regular file"),
+      std::string::npos)
+      << alone.out;
+  EXPECT_EQ(folder.status, kPartialFailure) << folder.out;
+  EXPECT_EQ(folder.json["added"], 1);
+  EXPECT_EQ(folder.json["failed"], 1);
+  bool reported = false;
+  for (const auto& i : folder.json["items"])
+    if (i["path"] == "f.md") reported = i["error"]["code"] == "unsupported_format";
+  EXPECT_TRUE(reported) << folder.out;
+}
+
+// `quarry embed` with an endpoint the SSRF guard refuses exits 22 blocked_address (it exited 7
+// engine_unavailable, as if the endpoint were down), naming the address and the setting.
+TEST_F(CliTest, EmbedRefusesABlockedEndpointWithItsOwnCode) {
+  auto r = cli.json({"embed", "--embedder", "openai:m", "--settings",
+                     R"({"base_url": "http://10.0.0.1/v1", "dimensions": 8})", "hello"});
+  expect_error(r, Code::blocked_address);
+  EXPECT_EQ(r.status, 22);
+  const std::string m = r.json["error"]["message"];
+  EXPECT_NE(m.find("10.0.0.1"), std::string::npos) << m;
+  EXPECT_NE(m.find("settings.allow_private"), std::string::npos) << m;
+  auto kb = cli.json({"kb", "create", "k", "--config",
+                      R"({"embedder": {"provider": "openai:m", "settings":
+                          {"base_url": "http://192.168.1.5/v1", "dimensions": 8}}})"});
+  expect_error(kb, Code::blocked_address);
+}
+
 TEST_F(CliTest, DocsListPaginatesWithACursor) {
   make_kb();
   std::set<std::string> ids;
@@ -248,6 +291,10 @@ TEST_F(CliTest, DocsListPaginatesWithACursor) {
   EXPECT_EQ(filtered.status, 0);
   EXPECT_TRUE(filtered.json["documents"].empty());
   expect_error(cli.json({"docs", "list", "--kb", "k", "--limit", "0"}), Code::invalid_argument);
+  // Not a cursor this command printed: invalid_argument (exit 2), not a page from nowhere.
+  auto bad = cli.json({"docs", "list", "--kb", "k", "--cursor", "garbage"});
+  expect_error(bad, Code::invalid_argument);
+  EXPECT_EQ(bad.json["error"]["details"]["field"], "cursor") << bad.out;
 }
 
 TEST_F(CliTest, DocsGetEditReconvertDelete) {

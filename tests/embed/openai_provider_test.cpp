@@ -317,5 +317,43 @@ TEST(OpenAiProvider, MetadataEndpointIsNeverAvailable) {
   EXPECT_EQ(error_of([&] { p->embed_documents({"a"}); }).code(), Code::blocked_address);
 }
 
+// The configuration-time check (SPEC §10): a base_url the SSRF guard refuses without DNS is
+// Error(blocked_address) naming the address and, for private and loopback ones, the setting
+// that allows them, spelled where the caller keeps the settings.
+TEST(OpenAiProvider, EndpointRefusalNamesTheAddressAndTheSetting) {
+  auto refusal = [](json settings, const std::string& path = "embedder.settings") {
+    settings["dimensions"] = 8;
+    return endpoint_refusal(parse_spec("openai:m", settings), path);
+  };
+  auto priv = refusal({{"base_url", "http://10.0.0.1/v1"}});
+  ASSERT_TRUE(priv.has_value());
+  EXPECT_EQ(priv->code(), Code::blocked_address);
+  EXPECT_NE(priv->message().find("10.0.0.1, a private address"), std::string::npos)
+      << priv->message();
+  EXPECT_NE(priv->message().find("unless embedder.settings.allow_private is true"),
+            std::string::npos)
+      << priv->message();
+  EXPECT_EQ(priv->details().at("address"), "10.0.0.1");
+  EXPECT_EQ(priv->details().at("setting"), "embedder.settings.allow_private");
+  EXPECT_EQ(priv->details().at("field"), "embedder.settings.base_url");
+  auto local = refusal({{"api", "ollama"}}, "settings");  // Ollama's default, 127.0.0.1
+  ASSERT_TRUE(local.has_value());
+  EXPECT_EQ(local->details().at("setting"), "settings.allow_private");
+  EXPECT_NE(local->message().find("loopback"), std::string::npos) << local->message();
+  auto metadata = refusal({{"base_url", "http://169.254.169.254/v1"}, {"allow_private", true}});
+  ASSERT_TRUE(metadata.has_value());
+  EXPECT_NE(metadata->message().find("always"), std::string::npos) << metadata->message();
+  EXPECT_EQ(metadata->details().count("setting"), 0u);
+  EXPECT_FALSE(refusal({{"base_url", "http://10.0.0.1/v1"}, {"allow_private", true}}));
+  EXPECT_FALSE(refusal({{"base_url", "https://api.example.com/v1"}}));
+  EXPECT_FALSE(refusal({{"base_url", "ftp://x"}}));  // the factory's invalid_argument says it
+  EXPECT_FALSE(endpoint_refusal(parse_spec("hash:16", {}), "embedder.settings"));
+  // The provider's own availability says the same.
+  ProviderContext ctx;
+  auto p = make_openai_provider(
+      parse_spec("openai:m", {{"dimensions", 8}, {"base_url", "http://10.0.0.1/v1"}}), ctx);
+  EXPECT_NE(p->is_available().reason.find("embedder.settings.allow_private"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace quarry::embed

@@ -319,6 +319,16 @@ TEST_F(EngineTest, ListDocumentsPaginatesWithACursor) {
   EXPECT_EQ(one.documents.size(), 7u);
   EXPECT_TRUE(one.next_cursor.empty());
   EXPECT_EQ(code_of([&] { engine->list_documents("k", "", 0); }), Code::invalid_argument);
+  // A cursor is a next_cursor the API returned: garbage is refused, naming the field (it listed
+  // from wherever the text happened to sort).
+  std::map<std::string, std::string> details;
+  for (const std::string& bad :
+       std::vector<std::string>{"garbage", "zzzzzzzzzzzzzzzzzzzzzzzzzz", seen[2] + "x"}) {
+    EXPECT_EQ(code_of([&] { engine->list_documents("k", bad, 3); }, &details),
+              Code::invalid_argument)
+        << bad;
+    EXPECT_EQ(details["field"], "cursor");
+  }
 }
 
 TEST_F(EngineTest, MetadataFiltersApplyToSearchListAndGrep) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "convert/convert_fixtures.h"
 #include "core/util.h"
 #include "engine_fixture.h"
 
@@ -221,6 +222,88 @@ TEST_F(DirectoryIngestTest, SymlinkOutOfTheRootIsForbiddenAndInsideIsFollowed) {
   EXPECT_EQ(item_for(r, "dirlink/b.md"), nullptr);
   EXPECT_EQ(r.added, 5);
   EXPECT_EQ(r.failed, 1);
+}
+
+// A symbolic link that does not resolve says why: a loop of links is a loop (it was reported as
+// "points outside the ingested directory"), a dangling link points to nothing.
+TEST_F(DirectoryIngestTest, BrokenSymlinksSayWhyTheyAreNotFollowed) {
+  fs::create_symlink(root / "self.md", root / "self.md");
+  fs::create_symlink(root / "pong.md", root / "ping.md");
+  fs::create_symlink(root / "ping.md", root / "pong.md");
+  fs::create_symlink(root / "gone.md", root / "dangling.md");
+  auto r = ingest();
+  for (const char* loop : {"self.md", "ping.md", "pong.md"}) {
+    const IngestItem* i = item_for(r, loop);
+    ASSERT_NE(i, nullptr) << loop;
+    EXPECT_EQ(i->status, "failed");
+    EXPECT_EQ(i->code, "io_error") << i->message;
+    EXPECT_NE(i->message.find("symbolic link loop"), std::string::npos) << i->message;
+    EXPECT_EQ(i->message.find("outside"), std::string::npos) << i->message;
+  }
+  const IngestItem* d = item_for(r, "dangling.md");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->code, "not_found") << d->message;
+  EXPECT_NE(d->message.find("does not exist"), std::string::npos) << d->message;
+  EXPECT_EQ(r.added, 4);
+  EXPECT_EQ(r.failed, 4);
+  // Given directly, a loop says so too.
+  std::string message;
+  EXPECT_EQ(code_of([&] { engine->ingest_path("k", (root / "self.md").string(), {}); }, nullptr,
+                    &message),
+            Code::io_error);
+  EXPECT_NE(message.find("symbolic link loop"), std::string::npos) << message;
+}
+
+// A FIFO, socket or device is never opened for reading (opening a FIFO blocks until a writer
+// comes: `quarry ingest f.md` hung for ever): alone it is a failed item, in a folder a failed
+// item of the report (it was skipped without a word).
+TEST_F(DirectoryIngestTest, SpecialFilesAreFailedItemsAndNeverBlock) {
+  quarry::testing::FifoWatchdog fifo(root / "pipe.md", 20);
+  ASSERT_TRUE(fifo.made());
+  auto single = engine->ingest_path("k", (root / "pipe.md").string(), {});
+  auto folder = ingest();
+  fifo.done();
+  EXPECT_FALSE(fifo.fired()) << "ingest blocked on the FIFO";
+  ASSERT_EQ(single.items.size(), 1u);
+  EXPECT_EQ(single.failed, 1);
+  for (const IngestItem* i : {item_for(single, "pipe.md"), item_for(folder, "pipe.md")}) {
+    ASSERT_NE(i, nullptr);
+    EXPECT_EQ(i->status, "failed");
+    EXPECT_EQ(i->code, "unsupported_format") << i->message;
+    EXPECT_NE(i->message.find("a FIFO (named pipe), not a regular file"), std::string::npos)
+        << i->message;
+  }
+  EXPECT_EQ(folder.added, 4);
+  EXPECT_EQ(folder.failed, 1);
+  EXPECT_EQ(folder.items.size(), 5u);
+}
+
+// What conversion leaves out reaches the report: a DOCX whose text nests past the converter's
+// limit says it was cut (it was silently dropped, or a bare no_content when nothing was left).
+TEST_F(DirectoryIngestTest, WhatConversionCutIsInTheReport) {
+  std::string open, close;
+  for (int i = 0; i < 5000; ++i) {
+    open += "<w:sdt><w:sdtContent>";
+    close += "</w:sdtContent></w:sdt>";
+  }
+  const std::string deep = open + convert::testing::para("lost") + close;
+  auto kept = engine->ingest_bytes(
+      "k", "kept.docx", convert::testing::make_docx(convert::testing::para("kept") + deep), {});
+  EXPECT_EQ(kept.status, "added");
+  ASSERT_EQ(kept.warnings.size(), 1u);
+  EXPECT_NE(kept.warnings[0].find("nested deeper than 32 levels was cut"), std::string::npos)
+      << kept.warnings[0];
+  std::string message;
+  EXPECT_EQ(
+      code_of(
+          [&] { engine->ingest_bytes("k", "lost.docx", convert::testing::make_docx(deep), {}); },
+          nullptr, &message),
+      Code::no_content);
+  EXPECT_NE(message.find("nested deeper than 32 levels"), std::string::npos) << message;
+  // Other converters' notes too: invalid UTF-8 replaced.
+  auto text = engine->ingest_bytes("k", "bytes.txt", "caf\xe9 au lait\n", {});
+  ASSERT_EQ(text.warnings.size(), 1u);
+  EXPECT_NE(text.warnings[0].find("invalid UTF-8"), std::string::npos);
 }
 
 TEST_F(DirectoryIngestTest, PerFileFailuresDoNotStopTheBatch) {

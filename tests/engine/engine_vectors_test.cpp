@@ -1,9 +1,12 @@
 // Vector, hybrid and auto search through the Engine (SPEC §4–§6), end to end with the real
 // `hash` embedder and both the in-memory and the embedded store.
+#include <chrono>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "engine_fixture.h"
+#include "quarry/deadline.h"
 
 namespace quarry::lifecycle::testing_support {
 namespace {
@@ -244,6 +247,51 @@ TEST_P(EngineVectors, ChangingTheEmbedderReembedsUnderTheNewRevision) {
   EXPECT_EQ(search("k", "rocket launches into orbit", "vector", 1).hits.at(0).doc_id, rockets);
 }
 
+// A request deadline (quarry/deadline.h) stops every kind of read once it has passed, with
+// Error(timeout) saying what to do; without a deadline the same calls run to the end. The
+// filter is expensive on purpose: 10,000 comparisons for each of 300 documents, whose metadata
+// differ so that none is evaluated only once.
+TEST_P(EngineVectors, ADeadlineStopsSearchesAndWithoutOneTheSameCallsSucceed) {
+  make_kb("k");
+  for (int i = 0; i < 300; ++i) {
+    IngestOptions o;
+    o.metadata_json = json{{"team", "a"}, {"i", i}}.dump();
+    engine->ingest_bytes("k", std::to_string(i) + ".md",
+                         std::string(kCats) + " Number " + std::to_string(i) + ".", o);
+  }
+  ASSERT_EQ(engine->reindex("k", {}).pending, 0);
+  json values = json::array();
+  for (int v = 0; v < 1000; ++v) values.push_back(-v - 1);
+  json clauses = json::array();
+  for (int c = 0; c < 10; ++c) clauses.push_back({{"i", {{"$nin", values}}}});
+  const std::string filter = json{{"$and", clauses}}.dump();
+  GrepRequest g;
+  g.kb = "k";
+  g.pattern = "kitten";
+  g.filter_json = filter;
+  const std::vector<std::pair<std::string, std::function<void()>>> calls = {
+      {"keyword", [&] { search("k", "kitten yarn", "keyword", 5, filter); }},
+      {"vector", [&] { search("k", "kitten yarn", "vector", 5, filter); }},
+      {"hybrid", [&] { search("k", "kitten yarn", "hybrid", 5, filter); }},
+      {"grep", [&] { engine->grep(g); }},
+      {"list", [&] { engine->list_documents("k", "", 1000, filter); }},
+  };
+  for (const auto& [name, call] : calls) {
+    std::string message;
+    std::map<std::string, std::string> details;
+    {
+      ScopedDeadline deadline(std::chrono::milliseconds(1), "this search");
+      EXPECT_EQ(code_of(call, &details, &message), Code::timeout) << name << ": " << message;
+    }
+    EXPECT_NE(message.find("this search took longer than its limit of 1 ms"), std::string::npos)
+        << name << ": " << message;
+    EXPECT_NE(message.find("--deadline"), std::string::npos) << message;
+    EXPECT_EQ(details["limit_ms"], "1") << name;
+    EXPECT_EQ(code_of(call), Code::ok) << name;  // no deadline: the same call runs to the end
+  }
+  EXPECT_EQ(search("k", "kitten yarn", "vector", 5, filter).hits.size(), 5u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, EngineVectors, ::testing::Values("memory", "embedded"));
 
 TEST_F(EngineTest, WithoutAnEmbedderVectorIsAnErrorAndAutoDegradesToKeyword) {
@@ -282,6 +330,62 @@ TEST_F(EngineTest, AMissingModelKeepsDocumentsAndDegradesHybrid) {
   EXPECT_EQ(resp.hits.size(), 1u);
   r.mode = Mode::vector;
   EXPECT_EQ(code_of([&] { engine->search(r); }), Code::mode_unavailable);
+}
+
+// An embedder endpoint the SSRF guard refuses is a configuration error: KB create and change
+// answer blocked_address (exit 22, HTTP 403) naming the address and the setting, instead of a
+// KB whose vectors silently never build (ingest said not_built, vector search a bare
+// mode_unavailable). A KB that already holds such a setting says why wherever it is looked at.
+TEST_F(EngineTest, ABlockedEmbedderEndpointIsRefusedAtConfigurationAndExplainedAfter) {
+  const json blocked = {{"embedder",
+                         {{"provider", "openai:m"},
+                          {"settings", {{"base_url", "http://10.0.0.1/v1"}, {"dimensions", 8}}}}}};
+  std::map<std::string, std::string> details;
+  std::string message;
+  EXPECT_EQ(code_of([&] { engine->create_kb("b", blocked.dump()); }, &details, &message),
+            Code::blocked_address);
+  EXPECT_NE(message.find("10.0.0.1"), std::string::npos) << message;
+  EXPECT_EQ(details["setting"], "embedder.settings.allow_private");
+  EXPECT_EQ(code_of([&] { engine->describe_kb("b"); }), Code::not_found);  // nothing was made
+  engine->create_kb("p", "{}");
+  EXPECT_EQ(code_of([&] {
+              engine->set_kb("p", {{"embedder.provider", "openai:m"},
+                                   {"embedder.settings",
+                                    R"({"base_url": "http://localhost:9/v1", "dimensions": 8})"}});
+            }),
+            Code::blocked_address);
+  EXPECT_TRUE(engine->describe_kb("p").config.embedder.provider.empty());
+  json allowed = blocked;
+  allowed["embedder"]["settings"]["allow_private"] = true;
+  engine->create_kb("old", allowed.dump());
+  // A KB made before the check: its config holds the refused endpoint.
+  {
+    auto cat = catalog();
+    catalog::AuditEntry a;
+    a.actor = "tester";
+    a.action = "kb.set";
+    cat->kbs().update_config(ref(*cat, "old"), blocked.dump(), a);
+  }
+  auto item = engine->ingest_bytes("old", "a.md", "# A\n\nhello world\n", {});
+  EXPECT_EQ(item.vector_status, "not_built");
+  EXPECT_EQ(item.vector_code, "blocked_address");
+  EXPECT_NE(item.vector_message.find("embedder.settings.allow_private"), std::string::npos);
+  auto info = engine->describe_kb("old");
+  EXPECT_EQ(info.vectors.unavailable_code, "blocked_address");
+  EXPECT_NE(info.vectors.unavailable.find("10.0.0.1"), std::string::npos);
+  SearchRequest r;
+  r.kb = "old";
+  r.query = "hello";
+  r.mode = Mode::vector;
+  EXPECT_EQ(code_of([&] { engine->search(r); }, &details, &message), Code::mode_unavailable);
+  EXPECT_EQ(details["reason"], "blocked_address");
+  EXPECT_NE(message.find("embedder.settings.allow_private"), std::string::npos) << message;
+  r.mode = Mode::hybrid;
+  auto degraded = engine->search(r);
+  ASSERT_EQ(degraded.degraded.size(), 1u);
+  EXPECT_EQ(degraded.degraded[0].rfind("blocked_address: ", 0), 0u) << degraded.degraded[0];
+  auto sweep = engine->reindex("old", {});
+  EXPECT_EQ(sweep.error_code, "blocked_address") << sweep.error_message;
 }
 
 TEST_F(EngineTest, UnknownProviderOrStoreIsRefusedAtCreate) {

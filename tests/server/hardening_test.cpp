@@ -136,5 +136,70 @@ TEST_F(Hardening, AKbLimitedAdminCannotRedirectTheEmbedder) {
   EXPECT_EQ(send("POST", "/kbs", {{"name", "k2"}, {"config", cfg}}).status, 201);
 }
 
+// Input that once reached SQLite's limits came back as 500 internal: an advanced query FTS5
+// cannot parse ("*"), a $or of 494 branches ("Expression tree is too large"), an $in of 499
+// values. Every filter the validator allows runs, in search, grep, listing and delete; what FTS5
+// refuses is the caller's to fix (400 invalid_argument), in words without internal layer names.
+TEST_F(Hardening, InputNeverReachesSqliteLimitsAsInternalErrors) {
+  ASSERT_EQ(send("POST", "/kbs/k/documents",
+                 {{"filename", "a.md"}, {"content", "# A\n\nalpha"}, {"metadata", {{"n", 7}}}})
+                .status,
+            201);
+  for (const char* q : {"*", "alpha AND", "(alpha"}) {
+    auto r = send("POST", "/kbs/k/search", {{"query", q}, {"advanced", true}, {"mode", "keyword"}});
+    EXPECT_EQ(r.status, 400) << q << ": " << r.body;
+    EXPECT_EQ(error_code(r), "invalid_argument") << r.body;
+    const std::string m = r.json["error"].value("message", "");
+    EXPECT_NE(m.find("invalid advanced query"), std::string::npos) << m;
+    EXPECT_EQ(m.find("catalog error"), std::string::npos) << m;
+  }
+  json ors = json::array();
+  for (int i = 0; i < 2000; ++i) ors.push_back({{"n", i}});
+  json in = json::array();
+  for (int i = 0; i < 1000; ++i) in.push_back(i);
+  for (const json& f : {json{{"$or", ors}}, json{{"n", {{"$in", in}}}}}) {
+    auto s =
+        send("POST", "/kbs/k/search", {{"query", "alpha"}, {"mode", "keyword"}, {"filter", f}});
+    EXPECT_EQ(s.status, 200) << s.body;
+    EXPECT_EQ(s.json["hits"].size(), 1u) << s.body;
+    auto g = send("POST", "/kbs/k/grep", {{"pattern", "alpha"}, {"filter", f}});
+    EXPECT_EQ(g.status, 200) << g.body;
+    EXPECT_EQ(g.json["matches"].size(), 1u) << g.body;
+  }
+  // A query string holds less: 600 values (the old limit was 499) fit in its 8 KB.
+  json in600(in.begin(), in.begin() + 600);
+  auto l = get("/kbs/k/documents?filter=" +
+               httplib::detail::encode_query_param(json{{"n", {{"$in", in600}}}}.dump()));
+  EXPECT_EQ(l.status, 200) << l.body;
+  EXPECT_EQ(l.json["documents"].size(), 1u) << l.body;
+  auto d = send("POST", "/kbs/k/documents/delete", {{"filter", {{"$or", ors}}}});
+  EXPECT_EQ(d.status, 200) << d.body;
+  EXPECT_EQ(d.json["deleted"].size(), 1u) << d.body;
+}
+
+// An embedder aimed at a private address is refused when the KB is made or changed (403
+// blocked_address naming the address and the setting), not accepted with 201 and then never
+// embedded.
+TEST_F(Hardening, ABlockedEmbedderEndpointIsRefusedWhenTheKbIsConfigured) {
+  json cfg = {{"embedder",
+               {{"provider", "openai:x"},
+                {"settings", {{"base_url", "http://10.0.0.1/v1"}, {"dimensions", 8}}}}}};
+  auto made = send("POST", "/kbs", {{"name", "k2"}, {"config", cfg}});
+  EXPECT_EQ(made.status, 403) << made.body;
+  EXPECT_EQ(error_code(made), "blocked_address");
+  EXPECT_NE(
+      made.json["error"]["message"].get<std::string>().find("embedder.settings.allow_private"),
+      std::string::npos)
+      << made.body;
+  auto set = send("PATCH", "/kbs/k",
+                  {{"settings",
+                    {{"embedder.provider", "openai:text-embedding-3-small"},
+                     {"embedder.settings.base_url", "http://[fd00::1]/v1"}}}});
+  EXPECT_EQ(set.status, 403) << set.body;
+  EXPECT_EQ(error_code(set), "blocked_address");
+  cfg["embedder"]["settings"]["allow_private"] = true;
+  EXPECT_EQ(send("POST", "/kbs", {{"name", "k2"}, {"config", cfg}}).status, 201);
+}
+
 }  // namespace
 }  // namespace quarry::testing

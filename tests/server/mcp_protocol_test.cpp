@@ -86,6 +86,22 @@ TEST_F(McpTest, EngineErrorsAreToolErrorsWithStableCodes) {
             "invalid_argument");
 }
 
+// What FTS5 refuses in an advanced query, and filters at the validator's limits, are tool
+// results like any other: invalid_argument for the query, hits for the filter (once a 500-like
+// internal error: "catalog error: step: unknown special query", "Expression tree is too large").
+TEST_F(McpTest, AdvancedQueriesAndLargeFiltersNeverFailAsInternal) {
+  auto bad = tool("search", {{"kb", "notes"}, {"query", "*"}, {"advanced", true}});
+  EXPECT_EQ(error_code(bad), "invalid_argument") << bad.dump();
+  EXPECT_EQ(bad["content"][0]["text"].get<std::string>().find("catalog error"), std::string::npos);
+  nlohmann::json ors = nlohmann::json::array();
+  for (int i = 0; i < 600; ++i) ors.push_back({{"n", i}});
+  ors.push_back({{"n", {{"$exists", false}}}});
+  auto ok = tool("search", {{"kb", "notes"}, {"query", "quokka"}, {"filter", {{"$or", ors}}}});
+  EXPECT_EQ(error_code(ok), "") << ok.dump();
+  auto g = tool("grep", {{"kb", "notes"}, {"pattern", "quokka"}, {"filter", {{"$or", ors}}}});
+  EXPECT_EQ(error_code(g), "") << g.dump();
+}
+
 TEST_F(McpTest, PermissionComesBeforeTheLookup) {
   Principal reader{"token:r", Scope::read, {"notes"}};
   EXPECT_EQ(error_code(tool("search", {{"kb", "notes"}, {"query", "quokka"}}, reader)), "");

@@ -173,6 +173,38 @@ TEST_F(Rest, DocumentsUploadListGetEditReconvertDelete) {
   EXPECT_EQ(get("/kbs/k/documents/" + a).status, 404);
 }
 
+// Query parameters are strict: a cursor that is not a next_cursor this API returned and a
+// boolean that is not true, false, 1 or 0 are 400 invalid_argument naming the parameter (they
+// were accepted with 200: a garbage cursor listed from an arbitrary place).
+TEST_F(Rest, QueryParametersAreStrict) {
+  make_kb("k");
+  const std::string a = add("k", "a.md", "# A\n\nalpha\n");
+  add("k", "b.md", "# B\n\nbravo\n");
+  for (const std::string cursor : {"garbage", "01ZZZ", "01m8xz7w5ep9kzcjhhvn74xz6y", "%20"}) {
+    auto r = get("/kbs/k/documents?cursor=" + cursor);
+    EXPECT_EQ(r.status, 400) << cursor << ": " << r.body;
+    EXPECT_EQ(error_code(r), "invalid_argument");
+    EXPECT_EQ(r.json["error"]["details"].value("field", ""), "cursor") << r.body;
+    EXPECT_NE(r.json["error"].value("message", "").find("next_cursor"), std::string::npos);
+  }
+  auto first = get("/kbs/k/documents?limit=1");
+  ASSERT_TRUE(first.json["next_cursor"].is_string()) << first.body;
+  auto next =
+      get("/kbs/k/documents?limit=1&cursor=" + first.json["next_cursor"].get<std::string>());
+  EXPECT_EQ(next.status, 200) << next.body;
+  EXPECT_EQ(next.json["documents"].size(), 1u);
+  for (const std::string v : {"maybe", "TRUE", "yes", "", "2"}) {
+    auto r = get("/kbs/k/documents/" + a + "?markdown=" + v);
+    EXPECT_EQ(r.status, 400) << "markdown=" << v << ": " << r.body;
+    EXPECT_EQ(r.json["error"]["details"].value("field", ""), "markdown") << r.body;
+  }
+  for (const std::string v : {"true", "1"})
+    EXPECT_TRUE(get("/kbs/k/documents/" + a + "?markdown=" + v).json.contains("markdown")) << v;
+  for (const std::string v : {"false", "0"})
+    EXPECT_FALSE(get("/kbs/k/documents/" + a + "?markdown=" + v).json.contains("markdown")) << v;
+  EXPECT_EQ(get("/kbs/k/documents?limit=").status, 400);
+}
+
 TEST_F(Rest, SearchAndGrepWithFiltersAndValidation) {
   make_kb("k");
   std::string a = add("k", "a.md", "Granite is an igneous rock.\nBasalt too.\n", {{"year", 2020}});

@@ -32,7 +32,7 @@ std::optional<DocumentRow> SqliteDocumentTable::find(const KbRef& kb, const std:
 
 std::vector<DocumentRow> SqliteDocumentTable::list(const KbRef& kb, const std::string& after,
                                                    int limit, const core::Filter& filter) const {
-  SqlFilter f = compile_filter(filter, "d.metadata");
+  SqlFilter f = compile_filter(filter, "d");
   Stmt s(db_,
          std::string("SELECT ") + kDocColumns +
              " FROM documents d JOIN kbs k ON k.id = d.kb_id WHERE d.kb_id = ? AND d.id > ? AND " +
@@ -47,7 +47,7 @@ std::vector<DocumentRow> SqliteDocumentTable::list(const KbRef& kb, const std::s
 
 std::vector<DocumentRef> SqliteDocumentTable::refs(const KbRef& kb,
                                                    const core::Filter& filter) const {
-  SqlFilter f = compile_filter(filter, "d.metadata");
+  SqlFilter f = compile_filter(filter, "d");
   Stmt s(db_,
          "SELECT d.id, d.filename, d.subject_key, d.subject_value FROM documents d"
          " WHERE d.kb_id = ? AND " +
@@ -61,7 +61,7 @@ std::vector<DocumentRef> SqliteDocumentTable::refs(const KbRef& kb,
 
 std::int64_t SqliteDocumentTable::count_matching(const KbRef& kb,
                                                  const core::Filter& filter) const {
-  SqlFilter f = compile_filter(filter, "d.metadata");
+  SqlFilter f = compile_filter(filter, "d");
   Stmt s(db_, "SELECT COUNT(*) FROM documents d WHERE d.kb_id = ? AND " + f.sql);
   s.bind(1, kb.id);
   bind_filter(s, f, 2);
@@ -70,7 +70,7 @@ std::int64_t SqliteDocumentTable::count_matching(const KbRef& kb,
 }
 
 bool SqliteDocumentTable::any(const KbRef& kb, const core::Filter& filter) const {
-  SqlFilter f = compile_filter(filter, "d.metadata");
+  SqlFilter f = compile_filter(filter, "d");
   Stmt s(db_, "SELECT EXISTS(SELECT 1 FROM documents d WHERE d.kb_id = ? AND " + f.sql + ")");
   s.bind(1, kb.id);
   bind_filter(s, f, 2);
@@ -146,7 +146,7 @@ std::vector<std::string> SqliteDocumentTable::remove_where(const KbRef& kb,
                 "delete_where needs a non-empty filter (use `kb delete` to drop everything)",
                 {{"field", "filter"}});
   Transaction tx(db_);
-  SqlFilter f = compile_filter(filter, "d.metadata");
+  SqlFilter f = compile_filter(filter, "d");
   std::vector<std::string> ids;
   {
     Stmt s(db_, "SELECT d.id FROM documents d WHERE d.kb_id = ? AND " + f.sql);

@@ -1,120 +1,100 @@
 #include "catalog/sqlite/filter_sql.h"
 
+#include <atomic>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
 #include "catalog/sqlite/sqlite.h"
 
 namespace quarry::catalog {
 namespace {
 
-using core::Filter;
-using core::Scalar;
+constexpr const char* kPointerType = "quarry_filter";
 
-std::string json_path(const std::string& field) {
-  std::string p = "$";
-  std::size_t start = 0;
-  while (true) {
-    auto dot = field.find('.', start);
-    p += ".\"" + field.substr(start, dot == std::string::npos ? std::string::npos : dot - start) +
-         "\"";
-    if (dot == std::string::npos) return p;
-    start = dot + 1;
-  }
+// Verdicts by metadata text, kept by SQLite beside the statement while the filter argument (a
+// bound parameter) stays the same. The chunks of one document come one after another, and
+// documents ingested together often carry the same metadata: each distinct text is parsed and
+// evaluated once per statement run.
+struct Memo {
+  static constexpr std::size_t kMaxEntries = 4096;
+  static constexpr std::size_t kMaxText = 4096;  // longer texts are evaluated every time
+  std::uint64_t serial = 0;
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, bool, Hash, std::equal_to<>> verdicts;
+};
+
+bool evaluate(const core::Filter& filter, std::string_view text) {
+  nlohmann::json md = nlohmann::json::parse(text, nullptr, false);
+  if (md.is_discarded() || !md.is_object()) md = nlohmann::json::object();
+  return core::filter_matches(filter, md);
 }
 
-// A comparison that is 1 or 0, never NULL: values of another JSON kind never compare equal.
-std::string compare(const std::string& col, const Scalar& v, const char* op, SqlFilter& out,
-                    const std::string& path) {
-  auto type = "json_type(" + col + ", ?)";
-  auto value = "json_extract(" + col + ", ?)";
-  std::string kind;
-  if (std::holds_alternative<std::string>(v))
-    kind = type + " = 'text'";
-  else if (std::holds_alternative<bool>(v))
-    kind = type + (std::get<bool>(v) ? " = 'true'" : " = 'false'");
-  else if (std::holds_alternative<std::nullptr_t>(v))
-    kind = type + " = 'null'";
-  else
-    kind = type + " IN ('integer', 'real')";
-  out.params.push_back(path);
-  if (std::holds_alternative<bool>(v) || std::holds_alternative<std::nullptr_t>(v)) {
-    if (std::string(op) == "=") return "COALESCE(" + kind + ", 0)";
-    return "0";  // booleans and null have no order
+void filter_function(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  const auto* bound = static_cast<const SqlFilter*>(sqlite3_value_pointer(argv[1], kPointerType));
+  if (!bound || !bound->filter) {
+    sqlite3_result_error(ctx, "quarry_filter: no filter bound", -1);
+    return;
   }
-  out.params.push_back(path);
-  out.params.push_back(v);
-  return "COALESCE(" + kind + " AND " + value + " " + op + " ?, 0)";
-}
-
-std::string emit(const Filter& f, const std::string& col, SqlFilter& out) {
-  using Op = Filter::Op;
-  if (f.op == Op::And || f.op == Op::Or) {
-    if (f.children.empty()) return f.op == Op::And ? "1" : "0";
-    std::string s = "(";
-    for (std::size_t i = 0; i < f.children.size(); ++i) {
-      if (i) s += f.op == Op::And ? " AND " : " OR ";
-      s += emit(f.children[i], col, out);
-    }
-    return s + ")";
-  }
-  const std::string path = json_path(f.field);
-  switch (f.op) {
-    case Op::Exists:
-      out.params.push_back(path);
-      return std::string("(json_type(") + col + ", ?) IS " +
-             (std::get<bool>(f.values[0]) ? "NOT NULL)" : "NULL)");
-    case Op::Eq:
-      return compare(col, f.values[0], "=", out, path);
-    case Op::Ne:
-      return "(NOT " + compare(col, f.values[0], "=", out, path) + ")";
-    case Op::Gt:
-      return compare(col, f.values[0], ">", out, path);
-    case Op::Gte:
-      return compare(col, f.values[0], ">=", out, path);
-    case Op::Lt:
-      return compare(col, f.values[0], "<", out, path);
-    case Op::Lte:
-      return compare(col, f.values[0], "<=", out, path);
-    case Op::In:
-    case Op::Nin: {
-      std::string s = "(";
-      for (std::size_t i = 0; i < f.values.size(); ++i) {
-        if (i) s += " OR ";
-        s += compare(col, f.values[i], "=", out, path);
+  const auto* data = reinterpret_cast<const char*>(sqlite3_value_text(argv[0]));
+  const std::string_view text(data ? data : "",
+                              static_cast<std::size_t>(sqlite3_value_bytes(argv[0])));
+  try {
+    auto* memo = static_cast<Memo*>(sqlite3_get_auxdata(ctx, 1));
+    if (memo && memo->serial != bound->serial) memo = nullptr;  // another filter: start afresh
+    if (memo) {
+      if (auto it = memo->verdicts.find(text); it != memo->verdicts.end()) {
+        sqlite3_result_int(ctx, it->second ? 1 : 0);
+        return;
       }
-      if (f.values.empty()) s += "0";
-      s += ")";
-      return f.op == Op::In ? s : "(NOT " + s + ")";
     }
-    default:
-      return "0";
+    const bool verdict = evaluate(*bound->filter, text);
+    sqlite3_result_int(ctx, verdict ? 1 : 0);
+    if (text.size() > Memo::kMaxText) return;
+    if (memo) {
+      if (memo->verdicts.size() >= Memo::kMaxEntries) memo->verdicts.clear();
+      memo->verdicts.emplace(text, verdict);
+      return;
+    }
+    auto fresh = std::make_unique<Memo>();
+    fresh->serial = bound->serial;
+    fresh->verdicts.emplace(text, verdict);
+    // Last: SQLite may free the memo before set_auxdata returns.
+    sqlite3_set_auxdata(ctx, 1, fresh.release(), [](void* p) { delete static_cast<Memo*>(p); });
+  } catch (const std::bad_alloc&) {
+    sqlite3_result_error_nomem(ctx);
+  } catch (const std::exception& e) {
+    sqlite3_result_error(ctx, e.what(), -1);
   }
 }
 
 }  // namespace
 
-SqlFilter compile_filter(const core::Filter& f, const std::string& column) {
+SqlFilter compile_filter(const core::Filter& f, const std::string& alias) {
   SqlFilter out;
   if (f.empty()) return out;
-  out.sql = emit(f, column, out);
+  out.sql = "quarry_filter(" + alias + ".metadata, ?)";
+  out.filter = &f;
+  static std::atomic<std::uint64_t> serials{0};
+  out.serial = ++serials;
   return out;
 }
 
 int bind_filter(Stmt& st, const SqlFilter& f, int first) {
-  int i = first;
-  for (const auto& p : f.params) {
-    std::visit(
-        [&](const auto& v) {
-          using T = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<T, std::nullptr_t>)
-            st.bind_null(i);
-          else if constexpr (std::is_same_v<T, bool>)
-            st.bind(i, static_cast<std::int64_t>(v));
-          else
-            st.bind(i, v);
-        },
-        p);
-    ++i;
-  }
-  return i;
+  if (!f.filter) return first;
+  sqlite3_bind_pointer(st.raw(), first, const_cast<SqlFilter*>(&f), kPointerType, nullptr);
+  return first + 1;
+}
+
+void register_filter_function(sqlite3* db) {
+  int rc = sqlite3_create_function_v2(db, "quarry_filter", 2, SQLITE_UTF8 | SQLITE_DIRECTONLY,
+                                      nullptr, filter_function, nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) throw_sqlite(db, rc, "register quarry_filter");
 }
 
 }  // namespace quarry::catalog

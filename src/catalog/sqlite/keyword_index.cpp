@@ -16,20 +16,9 @@
 #include "quarry/error.h"
 
 namespace quarry::catalog {
-namespace {
-
-bool is_query_syntax_error(const Error& e) {
-  const std::string& m = e.message();
-  return m.find("fts5") != std::string::npos || m.find("syntax error") != std::string::npos ||
-         m.find("no such column") != std::string::npos ||
-         m.find("unterminated string") != std::string::npos;
-}
-
-}  // namespace
-
 std::vector<KeywordRow> SqliteKeywordIndex::search(const KbRef& kb, const KeywordQuery& q) const {
   const std::string fts = fts_table(kb.id);
-  SqlFilter f = compile_filter(q.filter, "d.metadata");
+  SqlFilter f = compile_filter(q.filter, "d");
   const bool filtered = !q.filter.empty();
   std::string rank = "quarry_bm25(" + fts + ", ?, ?, ?, ?, ?, ";
   const std::string idf = q.params.robertson_idf ? ", 1)" : ", 0)";
@@ -40,16 +29,16 @@ std::vector<KeywordRow> SqliteKeywordIndex::search(const KbRef& kb, const Keywor
                 : "") +
       " WHERE " + fts + " MATCH ?" + (filtered ? " AND " + f.sql : "") + " ORDER BY s DESC LIMIT ?";
   std::vector<KeywordRow> rows;
+  Stmt s(db_, sql);  // per-KB table: not kept
+  int i = 1;
+  for (int rep = 0; rep < 2; ++rep)
+    for (double p :
+         {q.params.k1, q.params.b, q.params.w_title, q.params.w_headings, q.params.w_body})
+      s.bind(i++, p);
+  s.bind(i++, q.match);
+  if (filtered) i = bind_filter(s, f, i);
+  s.bind(i, q.limit);
   try {
-    Stmt s(db_, sql);  // per-KB table, per-filter text: not kept
-    int i = 1;
-    for (int rep = 0; rep < 2; ++rep)
-      for (double p :
-           {q.params.k1, q.params.b, q.params.w_title, q.params.w_headings, q.params.w_body})
-        s.bind(i++, p);
-    s.bind(i++, q.match);
-    if (filtered) i = bind_filter(s, f, i);
-    s.bind(i, q.limit);
     while (s.step()) {
       KeywordRow r;
       r.rowid = s.i64(0);
@@ -58,10 +47,15 @@ std::vector<KeywordRow> SqliteKeywordIndex::search(const KbRef& kb, const Keywor
       rows.push_back(std::move(r));
     }
   } catch (const Error& e) {
-    if (e.code() == Code::internal && is_query_syntax_error(e))
-      throw Error(Code::invalid_argument, "invalid advanced query: " + e.message(),
-                  {{"field", "query"}});
-    throw;
+    // The SQL is fixed and the filter cannot fail, so a plain error here is FTS5 refusing the
+    // query: only an advanced query reaches it unquoted (a simple query is always valid).
+    if (e.code() != Code::internal || !q.advanced) throw;
+    throw Error(Code::invalid_argument,
+                "invalid advanced query '" + q.match + "': FTS5 says \"" +
+                    std::string(sqlite3_errmsg(db_)) +
+                    "\"; write FTS5 syntax (words, \"quoted phrases\", prefix*, AND, OR, NOT, "
+                    "NEAR(...), column:word) or search without advanced",
+                {{"field", "query"}});
   }
   return rows;
 }

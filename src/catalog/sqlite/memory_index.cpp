@@ -6,6 +6,7 @@
 
 #include "catalog/sqlite/fts_tokenizer.h"
 #include "catalog/sqlite/sqlite.h"
+#include "quarry/deadline.h"
 
 namespace quarry::catalog {
 
@@ -74,6 +75,7 @@ std::vector<KeywordRow> MemoryIndex::search(const std::vector<std::string>& term
   acc.assign(rowids_.size(), 0.0);
   touched.clear();
   for (std::size_t q = 0; q < query.size(); ++q) {
+    check_deadline();  // a common word's postings can be most of the KB
     const double weight = idf[q] * query[q].second * (p.k1 + 1);
     for (const Posting& post : *query[q].first) {
       double tf = 0;

@@ -186,7 +186,7 @@ std::vector<PendingDocument> SqliteRevisionTable::pending(const KbRef& kb,
 VectorCounts SqliteRevisionTable::counts(const KbRef& kb, const std::string& revision,
                                          const std::string& older,
                                          const core::Filter& filter) const {
-  SqlFilter f = compile_filter(filter, "d.metadata");
+  SqlFilter f = compile_filter(filter, "d");
   Stmt s(*stmts_,
          "SELECT COUNT(*),"
          " COALESCE(SUM(EXISTS (SELECT 1 FROM coordinates c WHERE c.kb_id = ?1 AND"

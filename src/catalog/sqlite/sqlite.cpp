@@ -1,5 +1,6 @@
 #include "catalog/sqlite/sqlite.h"
 
+#include "quarry/deadline.h"
 #include "quarry/error.h"
 
 namespace quarry::catalog {
@@ -7,6 +8,8 @@ namespace quarry::catalog {
 void throw_sqlite(sqlite3* db, int rc, std::string_view what) {
   std::string msg = std::string(what) + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
   int primary = rc & 0xff;
+  // Interrupted by the progress handler below: the calling thread's deadline has passed.
+  if (primary == SQLITE_INTERRUPT) check_deadline();
   if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED)
     throw Error(Code::busy, "the catalog is busy (" + msg + "); retry in a moment");
   if (primary == SQLITE_FULL || primary == SQLITE_IOERR || primary == SQLITE_CANTOPEN ||
@@ -158,6 +161,10 @@ sqlite3* open_wal_database(const std::string& path, const std::string& what) {
   // Writers queue on SQLite's lock for up to 10 s (the data-dir writer lock is the outer gate);
   // readers never wait in WAL mode.
   sqlite3_busy_timeout(db, 10000);
+  // Every statement stops once the calling thread's deadline (quarry/deadline.h) has passed;
+  // without one the handler is one thread-local read per ~thousand VM steps.
+  sqlite3_progress_handler(
+      db, kProgressSteps, [](void*) -> int { return deadline_passed() ? 1 : 0; }, nullptr);
   try {
     exec_sql(db, "PRAGMA journal_mode = WAL");
     // NORMAL in WAL mode: a killed process loses nothing committed; only an OS crash or power

@@ -12,8 +12,8 @@
 
 namespace quarry::catalog {
 
-// Throws quarry::Error for a failed SQLite call: busy/locked -> busy, else internal with
-// SQLite's message.
+// Throws quarry::Error for a failed SQLite call: busy/locked -> busy, interrupted by the
+// thread's deadline -> timeout, else internal with SQLite's message.
 [[noreturn]] void throw_sqlite(sqlite3* db, int rc, std::string_view what);
 
 // Prepared statements of one connection kept for reuse: preparing (parsing and planning) was
@@ -96,8 +96,11 @@ class Stmt {
 void exec_sql(sqlite3* db, const char* sql);
 
 // Opens (creating if needed) a database for one thread of use, in WAL mode with synchronous
-// NORMAL (a killed process loses nothing committed) and a 10 s busy timeout. Throws
-// Error(io_error) naming `what` and the path.
+// NORMAL (a killed process loses nothing committed) and a 10 s busy timeout. Its statements are
+// interrupted once the calling thread's deadline (quarry/deadline.h) has passed, checked every
+// kProgressSteps VM steps; throw_sqlite turns that into Error(timeout). Throws Error(io_error)
+// naming `what` and the path.
+inline constexpr int kProgressSteps = 1000;
 sqlite3* open_wal_database(const std::string& path, const std::string& what);
 
 // BEGIN IMMEDIATE ... COMMIT, rolled back unless commit() was called. Inside another

@@ -2,6 +2,7 @@
 // one object per table group (tables.h), and the transaction discipline of catalog.h over it.
 #include "catalog/sqlite/sqlite_catalog.h"
 #include "catalog/catalog.h"
+#include "catalog/sqlite/filter_sql.h"
 #include "catalog/sqlite/schema.h"
 #include "catalog/sqlite/tables.h"
 #include "quarry/error.h"
@@ -36,6 +37,7 @@ Db::Db(const std::string& path) : handle(open_wal_database(path, "catalog")), pa
     exec_sql(handle, "PRAGMA foreign_keys = ON");
     fts5 = fts5_api_of(handle);
     register_rank_function(fts5);
+    register_filter_function(handle);
     tokenizer = std::make_unique<FtsTokenizer>(fts5);
     migrate(handle);
   } catch (...) {

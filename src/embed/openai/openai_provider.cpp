@@ -76,9 +76,8 @@ class OpenAiProvider final : public EmbeddingProvider {
   // No network here (callers ask often, and offline must stay fast): the guard's verdict on
   // what is knowable without DNS, and whether a key is there when one is needed.
   Availability is_available() override {
-    if (auto refused = net::SsrfGuard::check_static(s_.base_url, s_.allow_private);
-        !refused.empty())
-      return {false, who_ + ": " + refused};
+    if (auto refused = openai_endpoint_refusal(s_, "embedder.settings"))
+      return {false, who_ + ": " + refused->message()};
     if (key_required()) {
       try {
         if (api_key().empty()) return {false, who_ + ": no API key; " + key_hint()};
@@ -345,6 +344,46 @@ class OpenAiProvider final : public EmbeddingProvider {
 };
 
 }  // namespace
+
+std::optional<Error> openai_endpoint_refusal(const OpenAiSettings& s,
+                                             const std::string& settings_path) {
+  const std::string allow_setting = settings_path + ".allow_private";
+  std::optional<net::StaticRefusal> r;
+  try {
+    r = net::SsrfGuard::refusal_static(s.base_url, s.allow_private);
+  } catch (const Error&) {
+    return std::nullopt;  // not a URL: the provider refuses it with invalid_argument
+  }
+  if (!r) return std::nullopt;
+  const std::string cls = net::address_class_name(r->address_class);
+  const bool may_allow = r->address_class == net::AddressClass::private_net ||
+                         r->address_class == net::AddressClass::loopback;
+  std::string what = "the embedder's base_url " + s.base_url + " points at " + r->host + ", a " +
+                     cls + " address, which the SSRF guard refuses";
+  what += may_allow ? " unless " + allow_setting +
+                          " is true: set it for an embedder on this machine or your own "
+                          "network (a local Ollama), or use a public endpoint"
+                    : " always (link-local, cloud-metadata, unspecified and multicast "
+                      "addresses); use another endpoint";
+  std::map<std::string, std::string> details = {{"field", settings_path + ".base_url"},
+                                                {"host", r->host},
+                                                {"address", r->host},
+                                                {"class", cls}};
+  if (may_allow) details["setting"] = allow_setting;
+  return Error(Code::blocked_address, what, std::move(details));
+}
+
+// Of the built-in providers only openai has an endpoint (provider.h).
+std::optional<Error> endpoint_refusal(const ProviderSpec& spec, const std::string& settings_path) {
+  if (spec.id != "openai") return std::nullopt;
+  OpenAiSettings s;
+  try {
+    s = parse_openai_settings(spec);
+  } catch (const Error&) {
+    return std::nullopt;  // the factory names the bad setting
+  }
+  return openai_endpoint_refusal(s, settings_path);
+}
 
 std::unique_ptr<EmbeddingProvider> make_openai_provider(const ProviderSpec& spec,
                                                         const ProviderContext& ctx,

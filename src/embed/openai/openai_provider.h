@@ -4,12 +4,14 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "embed/provider.h"
 #include "net/http_client.h"
 #include "net/rate_limiter.h"
 #include "net/retry.h"
+#include "quarry/error.h"
 
 namespace quarry::embed {
 
@@ -36,6 +38,15 @@ struct OpenAiSettings {
 // Validates spec.model and spec.settings; throws Error(invalid_argument) naming the offending
 // key (unknown keys included) and what to write instead.
 OpenAiSettings parse_openai_settings(const ProviderSpec& spec);
+
+// The SSRF guard's verdict on base_url without DNS (a private, loopback, link-local or
+// cloud-metadata address, or "localhost"): Error(blocked_address) naming the URL, the address,
+// its class and, for private and loopback ones, the setting that allows them, under
+// `settings_path` (where the caller's surface keeps the settings: "embedder.settings" in a KB
+// config, so "embedder.settings.allow_private"); nullopt when nothing is refused or base_url is
+// not a URL (the provider's own check names that).
+std::optional<Error> openai_endpoint_refusal(const OpenAiSettings& s,
+                                             const std::string& settings_path);
 
 // Token estimate used for batching and rate limiting, without the model's tokenizer: one token
 // per 4 ASCII bytes (rounded up) plus one per non-ASCII code point. English BPE averages ~4

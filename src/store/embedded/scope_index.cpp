@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "quarry/deadline.h"
 #include "quarry/error.h"
 #include "store/embedded/kernels.h"
 
@@ -337,6 +338,7 @@ std::shared_ptr<ScopeIndex::FilterEntry> ScopeIndex::filter_entry(const core::Fi
   e->match.resize(doc_meta_.size());
   static const nlohmann::json kNoMetadata = nlohmann::json::object();
   for (std::size_t d = 0; d < doc_meta_.size(); ++d) {
+    if (d % 256 == 0) check_deadline();  // nothing is cached until the whole pass is done
     const auto& meta = doc_meta_[d].is_null() ? kNoMetadata : doc_meta_[d];
     e->match[d] = core::filter_matches(f, meta) ? 1 : 0;
   }
@@ -353,6 +355,7 @@ std::shared_ptr<ScopeIndex::FilterEntry> ScopeIndex::filter_entry(const core::Fi
 
 std::vector<StoreHit> ScopeIndex::search(const std::vector<float>& q, std::size_t k,
                                          const core::Filter& filter) {
+  check_deadline();
   auto fe = filter.empty() ? nullptr : filter_entry(filter);
   const std::vector<char>* match = fe ? &fe->match : nullptr;
   std::vector<Candidate> cands;
@@ -366,6 +369,7 @@ std::vector<StoreHit> ScopeIndex::search(const std::vector<float>& q, std::size_
           ? scan_topk_f16(q.data(), mem_.half.data(), mem_.matrix.data(), rows, dims, k, mem_ok,
                           settings_.threads)
           : scan_topk(q.data(), mem_.matrix.data(), rows, dims, k, mem_ok, settings_.threads);
+  check_deadline();
   for (const auto& s : scanned)
     cands.push_back({s.distance, mem_.ids[s.row], static_cast<std::int64_t>(s.row)});
   if (index_) {
