@@ -33,6 +33,7 @@ void add_serve_command(CLI::App& app, Globals& g, int& /*exit_code*/) {
   struct Args {
     server::ServeOptions o;
     int max_body_mb = 64;
+    int deadline_s = 10, write_deadline_s = 600;
     bool no_indexer = false, no_mcp = false, no_pump = false;
     std::string port_file;
   };
@@ -67,6 +68,14 @@ void add_serve_command(CLI::App& app, Globals& g, int& /*exit_code*/) {
                    "Open connections at most (default: from the open-files limit, <= 10000)")
       ->check(CLI::Range(1, 1000000));
   serve
+      ->add_option("--deadline", a->deadline_s,
+                   "Seconds a read (search, grep, listing) may work before it stops with timeout")
+      ->check(CLI::Range(1, 86400));
+  serve
+      ->add_option("--write-deadline", a->write_deadline_s,
+                   "Seconds a write (upload, edit, reindex, KB change) or MCP call may work")
+      ->check(CLI::Range(1, 86400));
+  serve
       ->add_option("--max-incomplete", a->o.max_incomplete,
                    "Connections mid-request at most, over all clients (default 1024)")
       ->check(CLI::Range(1, 1000000));
@@ -84,6 +93,8 @@ void add_serve_command(CLI::App& app, Globals& g, int& /*exit_code*/) {
                     "Write the bound port to this file once listening (for scripts and tests)");
   serve->callback([&g, a] {
     a->o.max_body_bytes = static_cast<std::size_t>(a->max_body_mb) << 20;
+    a->o.deadline_ms = a->deadline_s * 1000;
+    a->o.write_deadline_ms = a->write_deadline_s * 1000;
     a->o.indexer = !a->no_indexer;
     a->o.mcp = !a->no_mcp;
     a->o.pump = !a->no_pump;

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "quarry/deadline.h"
 #include "quarry/pump.h"
 #include "server/http1.h"
 #include "server/http_loop.h"
@@ -348,7 +349,8 @@ class HttpServerImpl final : public HttpServer {
       } else {
         a.body = req.body;
       }
-      ApiReply reply = r.handler(*state_, a);
+      ApiReply reply = with_deadline(r.spec.scope == Scope::read, what_of(r.spec),
+                                     [&] { return r.handler(*state_, a); });
       http::Response res;
       res.status = reply.status;
       res.content_type = std::move(reply.content_type);
@@ -371,13 +373,40 @@ class HttpServerImpl final : public HttpServer {
       const std::string* v = req.header(lower);
       return v ? *v : std::string();
     };
-    McpHttpReply r = handle_http(*mcp_, req.method, req.body, header, who);
+    McpHttpReply r = with_deadline(false, "this MCP call", [&] {
+      return handle_http(*mcp_, req.method, req.body, header, who);
+    });
     http::Response res;
     res.status = r.status;
     for (const auto& [k, v] : r.headers) res.headers.push_back({k, v});
     res.content_type = std::move(r.content_type);
     res.body = std::move(r.body);
     return res;
+  }
+
+  // Runs `work` under the request deadline of its kind (docs/reliability.md); a deadline that
+  // passes names the flag that sets it.
+  template <typename Work>
+  auto with_deadline(bool read, const std::string& what, Work&& work) -> decltype(work()) {
+    const int ms = read ? opts_.deadline_ms : opts_.write_deadline_ms;
+    try {
+      ScopedDeadline d(std::chrono::milliseconds(ms), what);
+      return work();
+    } catch (const Error& e) {
+      if (e.code() != Code::timeout || !e.details().count("limit_ms") || read) throw;
+      std::string m = e.message();
+      if (auto at = m.find("--deadline"); at != std::string::npos)
+        m.replace(at, 10, "--write-deadline");
+      throw Error(e.code(), m, e.details());
+    }
+  }
+
+  static std::string what_of(const RouteSpec& spec) {
+    const std::string op = spec.operation_id;
+    if (op == "search") return "this search";
+    if (op == "grep") return "this grep";
+    if (op == "addDocuments") return "this upload";
+    return std::string("this request (") + spec.operation_id + ")";
   }
 
   static std::string header_or_empty(const http::Request& req, std::string_view name) {

@@ -35,7 +35,13 @@ struct ServeOptions {
   int idle_timeout_s = 60;          // a keep-alive connection with no request is closed after this
   std::size_t max_connections = 0;  // 0: from the open-files limit (at most 10,000)
   std::size_t max_incomplete = 1024;  // connections mid-request, over all clients
-  bool indexer = true;                // embed pending vectors in the background
+  // Request deadlines (quarry/deadline.h): the work of a request is stopped with `timeout` past
+  // them. Reads (searches, grep, listings: routes of read scope) get `deadline_ms`; writes
+  // (uploads, edits, reindex, KB changes) and MCP calls get `write_deadline_ms`. 0: already
+  // passed (for tests).
+  int deadline_ms = 10'000;
+  int write_deadline_ms = 600'000;
+  bool indexer = true;  // embed pending vectors in the background
   // The share of the time the indexer works while requests are answered (docs/lifecycle.md).
   double index_duty = 0.25;
   bool pump = true;  // run the pump's triggered use cases (events, cron, re-pokes)

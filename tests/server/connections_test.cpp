@@ -405,5 +405,40 @@ TEST_F(Connections, WrongMethodIs405WithAllow) {
   EXPECT_TRUE(head->body.empty());
 }
 
+// A deadline that has already passed (0 ms) stops every request at the first check in work
+// that can be long (the SQLite progress handler, the keyword and grep loops); tiny work may
+// finish before any check, so the KB here is big enough to reach them.
+TEST_F(Connections, RequestsStopAtTheirDeadlineAndAStoppedWriteLeavesNothingBehind) {
+  {
+    auto e = engine();
+    e->create_kb("k", "{}");
+    IngestOptions io;
+    io.metadata_json = R"({"team": "a"})";
+    for (int i = 0; i < 300; ++i)
+      e->ingest_bytes("k", "d" + std::to_string(i) + ".md",
+                      "# D" + std::to_string(i) + "\n\nalpha beta gamma " + std::to_string(i), io);
+  }
+  server::ServeOptions o;
+  o.deadline_ms = 0;
+  o.write_deadline_ms = 0;
+  start_with(o);
+  auto s = send("POST", "/kbs/k/search", {{"query", "alpha"}, {"mode", "keyword"}});
+  EXPECT_EQ(s.status, 504) << s.body;
+  EXPECT_EQ(error_code(s), "timeout");
+  EXPECT_NE(s.body.find("this search took longer than its limit of 0 ms"), std::string::npos)
+      << s.body;
+  EXPECT_NE(s.body.find("--deadline"), std::string::npos) << s.body;
+  auto g = send("POST", "/kbs/k/grep", {{"pattern", "gamma"}});
+  EXPECT_EQ(g.status, 504) << g.body;
+  EXPECT_EQ(error_code(g), "timeout");
+  auto d = send("POST", "/kbs/k/documents/delete", {{"filter", {{"team", "a"}}}});
+  EXPECT_EQ(d.status, 504) << d.body;
+  EXPECT_EQ(error_code(d), "timeout");
+  EXPECT_NE(d.body.find("--write-deadline"), std::string::npos) << d.body;
+  EXPECT_EQ(get("/health").status, 200);
+  // The delete was rolled back whole.
+  EXPECT_EQ(engine()->list_kbs().front().documents, 300);
+}
+
 }  // namespace
 }  // namespace quarry::testing
