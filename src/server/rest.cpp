@@ -57,6 +57,21 @@ ApiReply get_health(ServerState&, const ApiRequest&) {
   return reply({{"status", "ok"}, {"version", "0.1.0"}});
 }
 
+// The caller as authenticated: a client (the web page) shows what its scope does not allow as
+// disabled rather than failing after a click.
+ApiReply get_me(ServerState&, const ApiRequest& r) {
+  const bool anonymous = r.who.actor.rfind("token:", 0) != 0;
+  return reply({{"actor", r.who.actor},
+                {"anonymous", anonymous},
+                {"token_id", anonymous ? json(nullptr) : json(r.who.actor.substr(6))},
+                {"scope", scope_name(r.who.scope)},
+                {"kbs", r.who.kbs},
+                {"can",
+                 {{"read", true},
+                  {"write", r.who.scope >= Scope::write},
+                  {"admin", r.who.scope >= Scope::admin}}}});
+}
+
 ApiReply get_openapi(ServerState& s, const ApiRequest&) {
   return ApiReply{200, "application/json", s.openapi_json};
 }
@@ -379,6 +394,7 @@ const std::map<std::string, RestHandler>& rest_handlers() {
       {"getHealth", get_health},
       {"getOpenApi", get_openapi},
       {"getStatus", get_status},
+      {"getMe", get_me},
       {"getMetrics", get_metrics},
       {"listActivity", list_activity},
       {"listKbs", list_kbs},

@@ -7,6 +7,7 @@ const std::vector<RouteSpec>& rest_routes() {
       {"GET", "/health", "getHealth", false, Scope::read},
       {"GET", "/openapi.json", "getOpenApi", false, Scope::read},
       {"GET", "/status", "getStatus", true, Scope::read},
+      {"GET", "/me", "getMe", true, Scope::read},
       {"GET", "/metrics", "getMetrics", true, Scope::read},
       {"GET", "/activity", "listActivity", true, Scope::admin},
       {"GET", "/kbs", "listKbs", true, Scope::read},

@@ -168,5 +168,22 @@ TEST_F(Auth, SecretsNeverAppearInResponses) {
   EXPECT_EQ(metrics->body.find("TOPSECRET"), std::string::npos);
 }
 
+TEST_F(Auth, MeSaysWhoTheCallerIsAndWhatItMayDo) {
+  auto r = get("/me", reader);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json["scope"], "read");
+  EXPECT_FALSE(r.json["anonymous"].get<bool>());
+  EXPECT_EQ(r.json["actor"], "token:" + r.json["token_id"].get<std::string>());
+  EXPECT_EQ(r.json["can"], json({{"read", true}, {"write", false}, {"admin", false}}));
+  EXPECT_TRUE(r.json["kbs"].empty());
+  auto w = get("/me", writer);
+  EXPECT_EQ(w.json["can"], json({{"read", true}, {"write", true}, {"admin", false}}));
+  auto l = get("/me", limited);
+  EXPECT_EQ(l.json["kbs"], json::array({"alpha"}));
+  EXPECT_EQ(get("/me", admin).json["can"]["admin"], true);
+  EXPECT_NE(r.json["token_id"], w.json["token_id"]);
+  EXPECT_EQ(get("/me", "").status, 401);  // --require-token: no anonymous caller
+}
+
 }  // namespace
 }  // namespace quarry::testing

@@ -201,5 +201,15 @@ TEST_F(Hardening, ABlockedEmbedderEndpointIsRefusedWhenTheKbIsConfigured) {
   EXPECT_EQ(send("POST", "/kbs", {{"name", "k2"}, {"config", cfg}}).status, 201);
 }
 
+TEST_F(Hardening, WithoutATokenTheLocalCallerIsTheAnonymousAdmin) {
+  auto me = get("/me");
+  ASSERT_EQ(me.status, 200) << me.body;
+  EXPECT_TRUE(me.json["anonymous"].get<bool>());
+  EXPECT_EQ(me.json["actor"], "local");
+  EXPECT_TRUE(me.json["token_id"].is_null());
+  EXPECT_EQ(me.json["scope"], "admin");
+  EXPECT_EQ(me.json["can"]["admin"], true);
+}
+
 }  // namespace
 }  // namespace quarry::testing
