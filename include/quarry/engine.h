@@ -57,6 +57,8 @@ class Engine {
   virtual Document get_document(const std::string& kb, const std::string& id) = 0;
   // The Markdown body (front matter stripped) of a document.
   virtual std::string read_markdown(const std::string& kb, const std::string& id) = 0;
+  // The document's chunks in order, with their offsets into that body.
+  virtual std::vector<ChunkInfo> list_chunks(const std::string& kb, const std::string& id) = 0;
   virtual Document edit_document(const std::string& kb, const std::string& id,
                                  const std::string& markdown) = 0;
   virtual Document reconvert_document(const std::string& kb, const std::string& id) = 0;

@@ -53,6 +53,22 @@ struct Document {
   std::optional<VectorFailure> vector_failure;  // why, when index_status.vector is "failed"
 };
 
+// One chunk of a document (SPEC §3), as search returns it: where it sits in the document's
+// Markdown body (`body_offset`: into what read_markdown() and GET .../markdown return) and in
+// the file on disk (`offset`, as hits report it), with its heading path and text. Windows of a
+// long section overlap, so consecutive chunks may share bytes.
+struct ChunkInfo {
+  int index = 0;
+  std::string chunk_id;
+  std::optional<std::string> parent_chunk;
+  std::vector<std::string> heading_path;
+  std::int64_t offset = 0;
+  std::int64_t body_offset = 0;
+  std::int64_t length = 0;
+  int token_count = 0;
+  std::string text;
+};
+
 // The vector side of a KB (SPEC §1, §7): its revisions and its documents by status under the
 // current (target) revision.
 struct VectorIndexInfo {

@@ -186,6 +186,26 @@ std::string EngineImpl::read_markdown(const std::string& name, const std::string
   return file.substr(std::min<std::size_t>(static_cast<std::size_t>(row.body_offset), file.size()));
 }
 
+std::vector<ChunkInfo> EngineImpl::list_chunks(const std::string& name, const std::string& id) {
+  const Kb kb = resolve(name);
+  const auto row = doc_row(kb, id);
+  std::vector<ChunkInfo> out;
+  for (auto& c : cat_->documents().chunks_of(kb.ref, id)) {
+    ChunkInfo i;
+    i.index = c.index;
+    i.chunk_id = std::move(c.chunk_id);
+    i.parent_chunk = std::move(c.parent_chunk);
+    i.heading_path = std::move(c.heading_path);
+    i.offset = c.offset;
+    i.body_offset = c.offset - row.body_offset;
+    i.length = c.length;
+    i.token_count = c.token_count;
+    i.text = std::move(c.text);
+    out.push_back(std::move(i));
+  }
+  return out;
+}
+
 Document EngineImpl::edit_document(const std::string& name, const std::string& id,
                                    const std::string& markdown) {
   catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);

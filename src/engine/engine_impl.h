@@ -63,6 +63,7 @@ class EngineImpl final : public Engine {
                               const std::string& filter_json) override;
   Document get_document(const std::string& kb, const std::string& id) override;
   std::string read_markdown(const std::string& kb, const std::string& id) override;
+  std::vector<ChunkInfo> list_chunks(const std::string& kb, const std::string& id) override;
   Document edit_document(const std::string& kb, const std::string& id,
                          const std::string& markdown) override;
   Document reconvert_document(const std::string& kb, const std::string& id) override;

@@ -287,6 +287,16 @@ ApiReply get_document_markdown(ServerState& s, const ApiRequest& r) {
   return ApiReply{200, "text/markdown; charset=utf-8", e->read_markdown(kb_of(r), r.path.at("id"))};
 }
 
+// The chunks search returns for this document, with offsets into its Markdown body (what
+// getDocumentMarkdown answers), for a viewer that shows chunk boundaries.
+ApiReply list_document_chunks(ServerState& s, const ApiRequest& r) {
+  auto e = engine(s, r);
+  json chunks = json::array();
+  for (const auto& c : e->list_chunks(kb_of(r), r.path.at("id")))
+    chunks.push_back(wire::to_json(c));
+  return reply({{"kb", kb_of(r)}, {"doc_id", r.path.at("id")}, {"chunks", std::move(chunks)}});
+}
+
 ApiReply edit_document(ServerState& s, const ApiRequest& r) {
   const std::string md =
       wire::Fields(body_object(r), {"markdown"}).required_string("markdown", true);
@@ -408,6 +418,7 @@ const std::map<std::string, RestHandler>& rest_handlers() {
       {"deleteDocumentsWhere", delete_documents_where},
       {"getDocument", get_document},
       {"getDocumentMarkdown", get_document_markdown},
+      {"listDocumentChunks", list_document_chunks},
       {"editDocument", edit_document},
       {"deleteDocument", delete_document},
       {"reconvertDocument", reconvert_document},

@@ -21,6 +21,7 @@ const std::vector<RouteSpec>& rest_routes() {
       {"POST", "/kbs/{kb}/documents/delete", "deleteDocumentsWhere", true, Scope::write},
       {"GET", "/kbs/{kb}/documents/{id}", "getDocument", true, Scope::read},
       {"GET", "/kbs/{kb}/documents/{id}/markdown", "getDocumentMarkdown", true, Scope::read},
+      {"GET", "/kbs/{kb}/documents/{id}/chunks", "listDocumentChunks", true, Scope::read},
       {"PUT", "/kbs/{kb}/documents/{id}", "editDocument", true, Scope::write},
       {"DELETE", "/kbs/{kb}/documents/{id}", "deleteDocument", true, Scope::write},
       {"POST", "/kbs/{kb}/documents/{id}/reconvert", "reconvertDocument", true, Scope::write},

@@ -20,6 +20,18 @@ json to_json(const IndexStatus& s) {
   return {{"keyword", s.keyword}, {"vector", s.vector}};
 }
 
+json to_json(const ChunkInfo& c) {
+  return {{"index", c.index},
+          {"chunk_id", c.chunk_id},
+          {"parent_chunk", c.parent_chunk ? json(*c.parent_chunk) : json(nullptr)},
+          {"heading_path", c.heading_path},
+          {"offset", c.offset},
+          {"body_offset", c.body_offset},
+          {"length", c.length},
+          {"token_count", c.token_count},
+          {"text", c.text}};
+}
+
 static json subject_json(const std::optional<Subject>& s) {
   if (!s) return nullptr;
   return {{"key", s->key}, {"value", s->value}};

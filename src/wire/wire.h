@@ -18,6 +18,7 @@ nlohmann::json to_json(const IndexStatus& s);
 nlohmann::json to_json(const KbInfo& k);
 nlohmann::json to_json(const VectorIndexInfo& v);
 nlohmann::json to_json(const Document& d);
+nlohmann::json to_json(const ChunkInfo& c);
 nlohmann::json to_json(const Hit& h);
 nlohmann::json to_json(const SearchResponse& r);
 nlohmann::json to_json(const GrepResponse& r);

@@ -176,6 +176,43 @@ TEST_F(Rest, DocumentsUploadListGetEditReconvertDelete) {
 // Query parameters are strict: a cursor that is not a next_cursor this API returned and a
 // boolean that is not true, false, 1 or 0 are 400 invalid_argument naming the parameter (they
 // were accepted with 200: a garbage cursor listed from an arbitrary place).
+TEST_F(Rest, ADocumentsChunksCarryOffsetsIntoItsMarkdown) {
+  make_kb("k", {{"chunking", {{"max_tokens", 32}, {"overlap_tokens", 0}}}});
+  std::string text = "# Guide\n\nIntro paragraph about tides.\n\n## Setup\n\n";
+  for (int i = 0; i < 40; ++i) text += "Step " + std::to_string(i) + " installs the ferry. ";
+  text += "\n\n## Usage\n\nRun the lighthouse every night.\n";
+  const std::string id = add("k", "guide.md", text, {{"team", "ops"}});
+  auto r = get("/kbs/k/documents/" + id + "/chunks");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json& chunks = r.json["chunks"];
+  ASSERT_GE(chunks.size(), 3u) << r.body;
+  auto md = client().Get(("/api/v1/kbs/k/documents/" + id + "/markdown").c_str());
+  ASSERT_TRUE(md);
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    const json& c = chunks[i];
+    EXPECT_EQ(c["index"], i);
+    const auto at = c["body_offset"].get<std::size_t>();
+    const auto len = c["length"].get<std::size_t>();
+    ASSERT_LE(at + len, md->body.size()) << c.dump();
+    EXPECT_EQ(md->body.substr(at, len), c["text"].get<std::string>()) << c.dump();
+    EXPECT_GT(c["offset"].get<std::int64_t>(),
+              c["body_offset"].get<std::int64_t>());  // front matter
+  }
+  // A hit names one of these chunks at the same file offset.
+  auto hit = send("POST", "/kbs/k/search", {{"query", "lighthouse"}, {"mode", "keyword"}});
+  ASSERT_FALSE(hit.json["hits"].empty()) << hit.body;
+  const json& h = hit.json["hits"][0];
+  bool found = false;
+  for (const auto& c : chunks)
+    if (c["chunk_id"] == h["chunk_id"]) {
+      found = true;
+      EXPECT_EQ(c["offset"], h["offset"]);
+      EXPECT_EQ(c["heading_path"], h["heading_path"]);
+    }
+  EXPECT_TRUE(found) << h.dump();
+  EXPECT_EQ(get("/kbs/k/documents/NOPE/chunks").status, 404);
+}
+
 TEST_F(Rest, QueryParametersAreStrict) {
   make_kb("k");
   const std::string a = add("k", "a.md", "# A\n\nalpha\n");
