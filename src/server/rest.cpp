@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "quarry/secrets.h"
 #include "server/rest_helpers.h"
 #include "wire/fields.h"
 #include "wire/requests.h"
@@ -397,6 +398,34 @@ ApiReply revoke_token(ServerState& s, const ApiRequest& r) {
   return reply({{"revoked", r.path.at("id")}});
 }
 
+// --- secrets (admin, every KB): written and deleted, never read back --------------------------
+
+ApiReply list_secrets(ServerState& s, const ApiRequest& r) {
+  require_unlimited_admin(r);
+  return reply({{"secrets", secret_names(s.engines.data_dir())}});
+}
+
+ApiReply put_secret(ServerState& s, const ApiRequest& r) {
+  require_unlimited_admin(r);
+  const std::string& name = r.path.at("name");
+  if (!valid_secret_name(name))
+    throw bad("name", "invalid secret name '" + name +
+                          "': use letters, digits and '_', not starting with a digit (at most 64)");
+  const json body = body_object(r);  // Fields holds a reference
+  const wire::Fields f(body, {"value"});
+  set_secret(s.engines.data_dir(), name, f.required_string("value"));
+  return reply({{"name", name}, {"stored", true}});
+}
+
+ApiReply delete_secret_route(ServerState& s, const ApiRequest& r) {
+  require_unlimited_admin(r);
+  const std::string& name = r.path.at("name");
+  if (!delete_secret(s.engines.data_dir(), name))
+    throw Error(Code::not_found, "no secret named '" + name + "' (see GET /api/v1/secrets)",
+                {{"name", name}});
+  return reply({{"deleted", name}});
+}
+
 }  // namespace
 
 const std::map<std::string, RestHandler>& rest_handlers() {
@@ -429,6 +458,9 @@ const std::map<std::string, RestHandler>& rest_handlers() {
       {"listTokens", list_tokens},
       {"createToken", create_token},
       {"revokeToken", revoke_token},
+      {"listSecrets", list_secrets},
+      {"putSecret", put_secret},
+      {"deleteSecret", delete_secret_route},
   };
   static const std::map<std::string, RestHandler> all = [] {
     auto m = handlers;

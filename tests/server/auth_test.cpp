@@ -185,5 +185,45 @@ TEST_F(Auth, MeSaysWhoTheCallerIsAndWhatItMayDo) {
   EXPECT_EQ(get("/me", "").status, 401);  // --require-token: no anonymous caller
 }
 
+TEST_F(Auth, AnAdminWritesSecretsOverRestThatProvidersUseAndNoRouteReturns) {
+  const std::string key = "sk-live-RESTSECRET-42";
+  auto put = send("PUT", "/secrets/EMBED_KEY", {{"value", key}}, admin);
+  ASSERT_EQ(put.status, 200) << put.body;
+  EXPECT_EQ(put.json, json({{"name", "EMBED_KEY"}, {"stored", true}}));
+  // Only an admin for every KB; bad names and bodies are named errors.
+  EXPECT_EQ(send("PUT", "/secrets/X", {{"value", "v"}}, writer).status, 403);
+  auto limited_admin = engine()->create_token("alpha-admin", "admin", {"alpha"}).secret;
+  EXPECT_EQ(send("PUT", "/secrets/X", {{"value", "v"}}, limited_admin).status, 403);
+  auto bad_name = send("PUT", "/secrets/pg-dsn", {{"value", "v"}}, admin);
+  EXPECT_EQ(bad_name.status, 400);
+  EXPECT_EQ(bad_name.json["error"]["details"]["field"], "name");
+  EXPECT_EQ(send("PUT", "/secrets/X", {{"value", ""}}, admin).status, 400);
+  EXPECT_EQ(send("PUT", "/secrets/X", {{"val", "v"}}, admin).status, 400);
+  auto names = get("/secrets", admin);
+  ASSERT_EQ(names.status, 200);
+  EXPECT_EQ(names.json["secrets"], json::array({"EMBED_KEY"}));
+  EXPECT_EQ(names.body.find("RESTSECRET"), std::string::npos);
+
+  // The provider gets it.
+  FakeEmbedServer upstream(8);
+  json cfg = {{"embedder",
+               {{"provider", "openai:m"},
+                {"settings",
+                 {{"base_url", upstream.base_url()},
+                  {"dimensions", 8},
+                  {"allow_private", true},
+                  {"api_key_secret", "EMBED_KEY"},
+                  {"max_retries", 0}}}}}};
+  ASSERT_EQ(send("POST", "/kbs", {{"name", "paid"}, {"config", cfg}}, admin).status, 201);
+  send("POST", "/kbs/paid/search", {{"query", "hello"}, {"mode", "vector"}}, reader);
+  ASSERT_GE(upstream.requests(), 1);
+  EXPECT_EQ(upstream.auth_headers().front(), "Bearer " + key);
+
+  auto gone = send("DELETE", "/secrets/EMBED_KEY", json::object(), admin);
+  EXPECT_EQ(gone.status, 200) << gone.body;
+  EXPECT_EQ(send("DELETE", "/secrets/EMBED_KEY", json::object(), admin).status, 404);
+  EXPECT_TRUE(get("/secrets", admin).json["secrets"].empty());
+}
+
 }  // namespace
 }  // namespace quarry::testing
