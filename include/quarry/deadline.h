@@ -15,7 +15,8 @@
 // call check_deadline(). The error they throw is
 //
 //   Error(Code::timeout, "<what> took longer than its limit of N ms; narrow the query or the
-//         filter (fewer conditions, a smaller top_k), or raise the server's --deadline option",
+//         filter (fewer conditions, a smaller top_k), or raise <raise>" (by default "the
+//         server's --deadline option"; a server names the flag that set the budget),
 //         {{"limit_ms", "N"}})
 //
 // Nothing that has already committed is undone: reads simply stop. A write interrupted by its
@@ -45,13 +46,16 @@ struct Deadline {
   std::chrono::steady_clock::time_point at{};
   std::chrono::milliseconds budget{0};  // the limit named in the error
   std::string what;                     // e.g. "this search"
+  std::string raise;                    // what to raise, e.g. "the server's --deadline option"
 };
 
 class ScopedDeadline {
  public:
   // From now, `budget` for `what` (a short noun phrase for the error message, e.g. "this
-  // search"). A budget of zero or less has already passed.
-  explicit ScopedDeadline(std::chrono::milliseconds budget, std::string what = "this request");
+  // search"); the error tells the caller to raise `raise` (the setting that gave the budget).
+  // A budget of zero or less has already passed.
+  explicit ScopedDeadline(std::chrono::milliseconds budget, std::string what = "this request",
+                          std::string raise = "the server's --deadline option");
   // Adopts a deadline taken with current_deadline() on another thread (nothing when inactive).
   explicit ScopedDeadline(const Deadline& inherited);
   ~ScopedDeadline();

@@ -21,11 +21,17 @@ std::string& tl_what() {
   return what;
 }
 
+std::string& tl_raise() {
+  thread_local std::string raise;
+  return raise;
+}
+
 void install(const Deadline& d) {
   tl_active = d.active;
   tl_at = d.at;
   tl_budget = d.budget;
   tl_what() = d.what;
+  tl_raise() = d.raise;
 }
 
 }  // namespace
@@ -37,16 +43,19 @@ Deadline current_deadline() {
   d.at = tl_at;
   d.budget = tl_budget;
   d.what = tl_what();
+  d.raise = tl_raise();
   return d;
 }
 
-ScopedDeadline::ScopedDeadline(std::chrono::milliseconds budget, std::string what)
+ScopedDeadline::ScopedDeadline(std::chrono::milliseconds budget, std::string what,
+                               std::string raise)
     : saved_(current_deadline()) {
   Deadline d;
   d.active = true;
   d.at = Clock::now() + budget;
   d.budget = budget;
   d.what = what.empty() ? "this request" : std::move(what);
+  d.raise = std::move(raise);
   // The earliest deadline wins: an inner scope never extends the outer one.
   if (!saved_.active || d.at < saved_.at) install(d);
 }
@@ -69,8 +78,8 @@ void check_deadline() {
   throw Error(Code::timeout,
               tl_what() + " took longer than its limit of " + ms +
                   " ms; narrow the query or the filter (fewer conditions, a more selective "
-                  "filter, a smaller top_k or max_matches), or raise the server's --deadline "
-                  "option",
+                  "filter, a smaller top_k or max_matches), or raise " +
+                  tl_raise(),
               {{"limit_ms", ms}});
 }
 

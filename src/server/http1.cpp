@@ -103,22 +103,23 @@ std::size_t RequestParser::feed(std::string_view data) {
       case State::head:
         used += feed_head(rest);
         break;
-      case State::body: {
-        const std::size_t n =
-            static_cast<std::size_t>(std::min<std::uint64_t>(remaining_, rest.size()));
-        req_.body.append(rest.data(), n);
-        remaining_ -= n;
-        used += n;
+      case State::body:
+        used += take_body(rest);
         if (remaining_ == 0) state_ = State::done;
         break;
-      }
       default:
         used += feed_chunked(rest);
         break;
     }
   }
-  // A request with no body ends with its head.
   return used;
+}
+
+std::size_t RequestParser::take_body(std::string_view data) {
+  const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(remaining_, data.size()));
+  req_.body.append(data.data(), n);
+  remaining_ -= n;
+  return n;
 }
 
 std::size_t RequestParser::feed_head(std::string_view data) {
@@ -274,11 +275,7 @@ std::size_t RequestParser::feed_chunked(std::string_view data) {
   while (used < data.size() && state_ != State::done && state_ != State::error) {
     std::string_view rest = data.substr(used);
     if (state_ == State::chunk_data) {
-      const std::size_t n =
-          static_cast<std::size_t>(std::min<std::uint64_t>(remaining_, rest.size()));
-      req_.body.append(rest.data(), n);
-      remaining_ -= n;
-      used += n;
+      used += take_body(rest);
       if (remaining_ == 0) state_ = State::chunk_end;
       continue;
     }
@@ -314,16 +311,11 @@ std::size_t RequestParser::feed_chunked(std::string_view data) {
       head_.clear();
       remaining_ = n;
       state_ = n == 0 ? State::trailers : State::chunk_data;
-    } else {  // trailers: skipped up to the empty line
-      if (line.empty() || head_ == "\r\n") {
-        head_.clear();
-        state_ = State::done;
-      } else if (head_.size() >= 4 && head_.compare(head_.size() - 4, 4, "\r\n\r\n") == 0) {
-        head_.clear();
-        state_ = State::done;
-      }
-      // else: keep accumulating trailer lines (bounded by kMaxTrailers)
-    }
+    } else if (line.empty() ||
+               (head_.size() >= 4 && head_.compare(head_.size() - 4, 4, "\r\n\r\n") == 0)) {
+      head_.clear();  // trailers end with an empty line; their fields are dropped
+      state_ = State::done;
+    }  // else: another trailer line, kept (bounded by kMaxTrailers) until the empty one
   }
   return used;
 }

@@ -86,6 +86,7 @@ class RequestParser {
   bool parse_head();  // on head_ ending in CRLF CRLF; false after fail()
   std::size_t feed_head(std::string_view data);
   std::size_t feed_chunked(std::string_view data);
+  std::size_t take_body(std::string_view data);  // up to remaining_ bytes into the body
 
   Limits limits_;
   State state_ = State::start;

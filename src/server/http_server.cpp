@@ -388,17 +388,10 @@ class HttpServerImpl final : public HttpServer {
   // passes names the flag that sets it.
   template <typename Work>
   auto with_deadline(bool read, const std::string& what, Work&& work) -> decltype(work()) {
-    const int ms = read ? opts_.deadline_ms : opts_.write_deadline_ms;
-    try {
-      ScopedDeadline d(std::chrono::milliseconds(ms), what);
-      return work();
-    } catch (const Error& e) {
-      if (e.code() != Code::timeout || !e.details().count("limit_ms") || read) throw;
-      std::string m = e.message();
-      if (auto at = m.find("--deadline"); at != std::string::npos)
-        m.replace(at, 10, "--write-deadline");
-      throw Error(e.code(), m, e.details());
-    }
+    ScopedDeadline d(
+        std::chrono::milliseconds(read ? opts_.deadline_ms : opts_.write_deadline_ms), what,
+        read ? "the server's --deadline option" : "the server's --write-deadline option");
+    return work();
   }
 
   static std::string what_of(const RouteSpec& spec) {

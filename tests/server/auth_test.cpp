@@ -12,6 +12,18 @@ class Auth : public ServerTest {
  protected:
   std::string admin, reader, writer, limited;
 
+  // A KB whose openai embedder at `upstream` authenticates with the secret EMBED_KEY.
+  static json paid_kb_config(const FakeEmbedServer& upstream) {
+    return {{"embedder",
+             {{"provider", "openai:m"},
+              {"settings",
+               {{"base_url", upstream.base_url()},
+                {"dimensions", 8},
+                {"allow_private", true},
+                {"api_key_secret", "EMBED_KEY"},
+                {"max_retries", 0}}}}}};
+  }
+
   void SetUp() override {
     auto e = engine();
     admin = e->create_token("ops", "admin", {}).secret;
@@ -140,14 +152,7 @@ TEST_F(Auth, SecretsNeverAppearInResponses) {
   for (int i = 0; i < 20; ++i)
     upstream.push(Reply::status_body(
         401, R"({"error": {"message": "Incorrect API key provided: )" + key + R"("}})"));
-  json cfg = {{"embedder",
-               {{"provider", "openai:m"},
-                {"settings",
-                 {{"base_url", upstream.base_url()},
-                  {"dimensions", 8},
-                  {"allow_private", true},
-                  {"api_key_secret", "EMBED_KEY"},
-                  {"max_retries", 0}}}}}};
+  const json cfg = paid_kb_config(upstream);
   auto made = send("POST", "/kbs", {{"name", "paid"}, {"config", cfg}}, admin);
   ASSERT_EQ(made.status, 201) << made.body;
   send("POST", "/kbs/paid/documents", {{"filename", "a.md"}, {"content", "hello world"}}, writer);
@@ -206,14 +211,7 @@ TEST_F(Auth, AnAdminWritesSecretsOverRestThatProvidersUseAndNoRouteReturns) {
 
   // The provider gets it.
   FakeEmbedServer upstream(8);
-  json cfg = {{"embedder",
-               {{"provider", "openai:m"},
-                {"settings",
-                 {{"base_url", upstream.base_url()},
-                  {"dimensions", 8},
-                  {"allow_private", true},
-                  {"api_key_secret", "EMBED_KEY"},
-                  {"max_retries", 0}}}}}};
+  const json cfg = paid_kb_config(upstream);
   ASSERT_EQ(send("POST", "/kbs", {{"name", "paid"}, {"config", cfg}}, admin).status, 201);
   send("POST", "/kbs/paid/search", {{"query", "hello"}, {"mode", "vector"}}, reader);
   ASSERT_GE(upstream.requests(), 1);
