@@ -2,12 +2,12 @@
 // which the reference semantics core::filter_matches is true — in list_documents, in
 // count_documents_matching, in keyword_search and in delete_where. Randomised with a fixed seed.
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "catalog/sqlite/filter_sql.h"
 #include "catalog_fixture.h"
 #include "core/filter.h"
 #include "quarry/error.h"
@@ -396,7 +396,7 @@ TEST_F(FilterPushdownTest, FiltersAsLargeAsTheParserAllowsRunInEveryStatement) {
 // A filter costs time linear in its size. 300 clauses of 50 $in values each (a 60 KB request)
 // took 12 s in SQLite's planner when each value became its own SQL comparison (100 clauses
 // 2 s, 200 clauses 6 s: quadratic); it takes milliseconds.
-TEST_F(FilterPushdownTest, AFilterCostsTimeLinearInItsSize) {
+TEST_F(FilterPushdownTest, ALargeFilterIsOneBoundCallNotSqlThatGrows) {
   cat->kbs().create("k", "{}", who("kb.create", "k", "k"));
   json md = json::object();
   for (int i = 0; i < 300; ++i) md["k" + std::to_string(i)] = 49;
@@ -411,11 +411,13 @@ TEST_F(FilterPushdownTest, AFilterCostsTimeLinearInItsSize) {
   json clauses = json::array();
   for (int i = 0; i < 300; ++i) clauses.push_back({{"k" + std::to_string(i), {{"$in", in}}}});
   core::Filter f = core::parse_filter(json{{"$and", clauses}});
-  const auto t0 = std::chrono::steady_clock::now();
   EXPECT_EQ(search_ids(*cat, "k", "quokka", 100, f).size(), 20u);
   EXPECT_EQ(cat->documents().list(ref(*cat, "k"), "", 100, f).size(), 20u);
-  const auto took = std::chrono::steady_clock::now() - t0;
-  EXPECT_LT(took, std::chrono::seconds(3));  // was 2 x 12 s
+  // What kept SQLite's planning quadratic was SQL that grew with the filter (300 $in clauses
+  // took 12 s per statement): the SQL is now one bound call, the same for any filter. The
+  // timings are bench/filter_cost.sh's (docs/benchmarks.md), not this test's.
+  const core::Filter one = core::parse_filter(json{{"k0", {{"$in", in}}}});
+  EXPECT_EQ(compile_filter(f, "d").sql, compile_filter(one, "d").sql);
 }
 
 }  // namespace
