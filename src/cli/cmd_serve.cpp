@@ -34,7 +34,7 @@ void add_serve_command(CLI::App& app, Globals& g, int& /*exit_code*/) {
     server::ServeOptions o;
     int max_body_mb = 64;
     int deadline_s = 10, write_deadline_s = 600;
-    bool no_indexer = false, no_mcp = false, no_pump = false;
+    bool no_indexer = false, no_mcp = false, no_pump = false, no_ui = false;
     std::string port_file;
   };
   auto a = std::make_shared<Args>();
@@ -86,6 +86,7 @@ void add_serve_command(CLI::App& app, Globals& g, int& /*exit_code*/) {
                    "(1: no pacing)")
       ->check(CLI::Range(0.05, 1.0));
   serve->add_flag("--no-mcp", a->no_mcp, "Do not serve MCP at /mcp");
+  serve->add_flag("--no-ui", a->no_ui, "Do not serve the web UI at /");
   serve->add_flag("--no-pump", a->no_pump,
                   "Do not run pump use cases as triggers (events, cron, re-pokes) queue them");
   serve->add_flag("--mcp-read-only", a->o.mcp_read_only, "MCP without the write tools");
@@ -97,6 +98,7 @@ void add_serve_command(CLI::App& app, Globals& g, int& /*exit_code*/) {
     a->o.write_deadline_ms = a->write_deadline_s * 1000;
     a->o.indexer = !a->no_indexer;
     a->o.mcp = !a->no_mcp;
+    a->o.ui = !a->no_ui;
     a->o.pump = !a->no_pump;
     if (stop_pipe[0] < 0 && pipe2(stop_pipe, O_CLOEXEC) != 0)
       throw Error(Code::io_error, "cannot create the server's stop pipe");
@@ -114,11 +116,15 @@ void add_serve_command(CLI::App& app, Globals& g, int& /*exit_code*/) {
     eo.lock_timeout_ms = g.lock_timeout_ms;
     auto server = server::HttpServer::bind(eo, a->o);
     const std::string url = "http://" + a->o.host + ":" + std::to_string(server->port());
-    if (g.json)
-      print_json({{"url", url}, {"port", server->port()}, {"mcp", url + "/mcp"}});
-    else
-      std::cout << "quarry: serving " << url << "/api/v1 (REST) and " << url << "/mcp (MCP)"
-                << std::endl;
+    if (g.json) {
+      nlohmann::json j = {{"url", url}, {"port", server->port()}, {"mcp", url + "/mcp"}};
+      j["ui"] = a->o.ui ? nlohmann::json(url + "/") : nlohmann::json(nullptr);
+      print_json(j);
+    } else {
+      std::cout << "quarry: serving " << url << "/api/v1 (REST) and " << url << "/mcp (MCP)";
+      if (a->o.ui) std::cout << "; open " << url << "/ in a browser";
+      std::cout << std::endl;
+    }
     if (!a->port_file.empty()) {
       std::string tmp = a->port_file + ".tmp";
       std::ofstream(tmp) << server->port() << "\n";

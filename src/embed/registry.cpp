@@ -100,7 +100,7 @@ std::unique_ptr<EmbeddingProvider> ProviderRegistry::create(const ProviderSpec& 
   if (!factory)
     throw Error(Code::invalid_argument,
                 "unknown embedding provider '" + spec.id + "': use one of " + join_ids(ids()),
-                {{"field", "embedding.provider"}, {"provider", spec.id}});
+                {{"field", "embedder.provider"}, {"provider", spec.id}});
   auto p = factory(spec, ctx);
   if (!p)
     throw Error(Code::internal, "embedding provider '" + spec.id + "' factory returned nothing",
@@ -218,13 +218,13 @@ ProviderSpec ProviderSpec::parse(const std::string& spec, Settings settings) {
         Code::invalid_argument,
         "embedding provider spec '" + spec +
             "' has no provider id: write it as 'id' or 'id:model', e.g. 'static:glove-100d'",
-        {{"field", "embedding.provider"}});
+        {{"field", "embedder.provider"}});
   if (colon != std::string::npos && out.model.empty())
     throw Error(Code::invalid_argument,
                 "embedding provider spec '" + spec +
                     "' ends with ':': name a model after it or drop "
                     "the ':'",
-                {{"field", "embedding.provider"}});
+                {{"field", "embedder.provider"}});
   out.settings = std::move(settings);
   return out;
 }

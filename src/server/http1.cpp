@@ -394,7 +394,8 @@ std::string serialize(const Response& r, bool keep_alive, bool head_only) {
   out += reason_phrase(r.status);
   out += "\r\n";
   if (!r.content_type.empty()) out += "Content-Type: " + r.content_type + "\r\n";
-  out += "Content-Length: " + std::to_string(r.body.size()) + "\r\n";
+  // A 304 has no body, and a Content-Length there would claim the representation's size.
+  if (r.status != 304) out += "Content-Length: " + std::to_string(r.body.size()) + "\r\n";
   out += "X-Content-Type-Options: nosniff\r\n";
   for (const auto& h : r.headers) out += h.name + ": " + h.value + "\r\n";
   if (!keep_alive || r.close) out += "Connection: close\r\n";

@@ -22,6 +22,7 @@
 #include "server/mcp.h"
 #include "server/rest.h"
 #include "server/routes.h"
+#include "server/ui_assets.h"
 #include "wire/wire.h"
 
 namespace quarry::server {
@@ -235,15 +236,78 @@ class HttpServerImpl final : public HttpServer {
       res = error_response(Error(Code::internal, std::string("internal error: ") + e.what()),
                            data_dir_);
     }
+    add_security_headers(res, op == "ui");
     metrics_.record(op, res.status,
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     return res;
+  }
+
+  // The page's policy: scripts, styles and images only from this server's own files (no inline
+  // script, no eval), requests only to this origin, never framed. Everything else (JSON,
+  // Markdown) may run nothing at all, so a document opened from the API stays inert.
+  static void add_security_headers(http::Response& res, bool page) {
+    res.headers.push_back(
+        {"Content-Security-Policy",
+         page ? "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: "
+                "blob:; connect-src 'self'; base-uri 'none'; form-action 'none'; "
+                "frame-ancestors 'none'"
+              : "default-src 'none'; frame-ancestors 'none'; sandbox"});
+    res.headers.push_back({"Referrer-Policy", "no-referrer"});
+    res.headers.push_back({"X-Frame-Options", "DENY"});
+    res.headers.push_back({"Cross-Origin-Opener-Policy", "same-origin"});
+    res.headers.push_back({"Cross-Origin-Resource-Policy", "same-origin"});
+  }
+
+  static bool is_ui_path(const std::string& p) {
+    return p == "/" || p == "/index.html" || p.rfind("/ui/", 0) == 0;
+  }
+
+  // The web UI's files (web/, compiled in): `/` is the page, `/ui/NAME` its scripts and styles.
+  // They hold no data, so they answer without a token; every call the page makes goes through
+  // the API's checks.
+  http::Response serve_ui(const http::Request& req) {
+    if (req.method != "GET" && req.method != "HEAD") {
+      http::Response r =
+          error_response(Error(Code::not_found,
+                               "no route " + req.method + " " + req.path + "; it takes GET, HEAD"),
+                         data_dir_);
+      r.status = 405;
+      r.headers.push_back({"Allow", "GET, HEAD"});
+      return r;
+    }
+    if (!opts_.ui)
+      return error_response(Error(Code::not_found,
+                                  "the web UI is off: this server was started with --no-ui (the "
+                                  "REST API is under /api/v1)"),
+                            data_dir_);
+    const std::string path =
+        req.path == "/" || req.path == "/index.html" ? "/ui/index.html" : req.path;
+    for (const UiAsset& a : ui_assets()) {
+      if (path != a.path) continue;
+      http::Response res;
+      res.headers.push_back({"ETag", a.etag});
+      res.headers.push_back({"Cache-Control", "no-cache"});
+      const std::string* inm = req.header("if-none-match");
+      if (inm && *inm == a.etag) {
+        res.status = 304;
+        res.content_type.clear();
+        return res;
+      }
+      res.content_type = a.content_type;
+      res.body.assign(a.data, a.size);
+      return res;
+    }
+    return error_response(Error(Code::not_found, "no web UI file " + req.path), data_dir_);
   }
 
   http::Response route(http::Request& req, std::string& op) {
     if (req.path == "/mcp" && mcp_) {
       op = "mcp";
       return serve_mcp(req);
+    }
+    if (is_ui_path(req.path)) {
+      op = "ui";
+      return serve_ui(req);
     }
     const std::string_view prefix = kApiPrefix;
     std::string_view path = req.path;
@@ -335,6 +399,8 @@ class HttpServerImpl final : public HttpServer {
       }
       check_content_type(req);
       authenticated = true;
+      if (const std::string* client = req.header("x-quarry-client"); client && *client == "ui")
+        a.surface = "ui";
       a.query = http::parse_query(req.query);
       const std::string* type = req.header("content-type");
       a.content_type = type ? *type : "";

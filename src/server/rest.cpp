@@ -23,7 +23,7 @@ const std::string& kb_of(const ApiRequest& r) {
 }
 
 EnginePool::Lease engine(ServerState& s, const ApiRequest& r) {
-  return s.engines.acquire(r.who.actor, "rest");
+  return s.engines.acquire(r.who.actor, r.surface);
 }
 
 void poke(ServerState& s, const std::string& kb) {

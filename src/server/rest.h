@@ -31,6 +31,9 @@ struct ApiRequest {
   std::vector<UploadedFile> files;            // multipart/form-data file parts
   std::map<std::string, std::string> fields;  // multipart/form-data text parts
   Principal who;
+  // The audit log's surface: "ui" for a request the web page sent (it marks each with
+  // `X-Quarry-Client: ui`), else "rest".
+  std::string surface = "rest";
 };
 
 struct ApiReply {

@@ -46,6 +46,7 @@ struct ServeOptions {
   double index_duty = 0.25;
   bool pump = true;  // run the pump's triggered use cases (events, cron, re-pokes)
   bool mcp = true;   // serve /mcp
+  bool ui = true;    // serve the web UI at / and /ui/ (web/, compiled in)
   bool mcp_read_only = false;
 };
 

@@ -60,7 +60,7 @@ int parse_dims(const ProviderSpec& spec) {
         !std::all_of(m.begin(), m.end(), [](char c) { return c >= '0' && c <= '9'; }))
       throw Error(Code::invalid_argument,
                   "hash provider model '" + m + "' is not a dimension count: write e.g. 'hash:512'",
-                  {{"field", "embedding.provider"}});
+                  {{"field", "embedder.provider"}});
     dims = std::stoll(m);
     from_model = true;
   }
