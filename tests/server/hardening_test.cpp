@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 
 #include "server_fixture.h"
 
@@ -209,6 +210,82 @@ TEST_F(Hardening, WithoutATokenTheLocalCallerIsTheAnonymousAdmin) {
   EXPECT_TRUE(me.json["token_id"].is_null());
   EXPECT_EQ(me.json["scope"], "admin");
   EXPECT_EQ(me.json["can"]["admin"], true);
+}
+
+}  // namespace
+}  // namespace quarry::testing
+
+namespace quarry::testing {
+namespace {
+
+// The web UI's files (web/, compiled in): each served with its type, an ETag that answers 304,
+// and the page's policy; every API answer with the inert one; --no-ui turns the page off.
+class WebUi : public ServerTest {};
+
+TEST_F(WebUi, EveryAssetIsServedWithItsTypeTheEtagAndThePagePolicy) {
+  start();
+  auto c = client();
+  const std::map<std::string, std::string> types = {{"/", "text/html"},
+                                                    {"/ui/app.js", "text/javascript"},
+                                                    {"/ui/api.js", "text/javascript"},
+                                                    {"/ui/markdown.js", "text/javascript"},
+                                                    {"/ui/app.css", "text/css"},
+                                                    {"/ui/favicon.svg", "image/svg+xml"}};
+  for (const auto& [path, type] : types) {
+    HttpResult r = result(c.Get(path.c_str()));
+    ASSERT_EQ(r.status, 200) << path;
+    EXPECT_EQ(r.header("Content-Type").rfind(type, 0), 0u) << path;
+    EXPECT_NE(r.header("Content-Security-Policy").find("script-src 'self'"), std::string::npos);
+    EXPECT_EQ(r.header("Content-Security-Policy").find("unsafe"), std::string::npos);
+    EXPECT_EQ(r.header("Referrer-Policy"), "no-referrer");
+    EXPECT_EQ(r.header("X-Content-Type-Options"), "nosniff");
+    const std::string etag = r.header("ETag");
+    ASSERT_FALSE(etag.empty()) << path;
+    HttpResult again = result(c.Get(path.c_str(), {{"If-None-Match", etag}}));
+    EXPECT_EQ(again.status, 304) << path;
+    EXPECT_TRUE(again.body.empty());
+  }
+  EXPECT_NE(result(c.Get("/")).body.find("/ui/app.js"), std::string::npos);
+  EXPECT_EQ(result(c.Head("/ui/app.js")).status, 200);
+  EXPECT_EQ(result(c.Get("/ui/missing.js")).status, 404);
+  EXPECT_EQ(result(c.Get("/ui/../openapi.json")).status, 404);
+  HttpResult post = result(c.Post("/", "{}", "application/json"));
+  EXPECT_EQ(post.status, 405);
+  EXPECT_EQ(post.header("Allow"), "GET, HEAD");
+
+  HttpResult api = result(c.Get("/api/v1/health"));
+  EXPECT_EQ(api.header("Content-Security-Policy"),
+            "default-src 'none'; frame-ancestors 'none'; sandbox");
+}
+
+TEST_F(WebUi, NoUiTurnsThePageOffAndLeavesTheApi) {
+  server::ServeOptions o;
+  o.ui = false;
+  start(o);
+  auto c = client();
+  HttpResult r = result(c.Get("/"));
+  EXPECT_EQ(r.status, 404);
+  EXPECT_NE(r.json["error"]["message"].get<std::string>().find("--no-ui"), std::string::npos);
+  EXPECT_EQ(result(c.Get("/ui/app.js")).status, 404);
+  EXPECT_EQ(result(c.Get("/api/v1/health")).status, 200);
+}
+
+TEST_F(WebUi, WritesMarkedByThePageAreAuditedAsSurfaceUi) {
+  start();
+  auto c = client();
+  ASSERT_EQ(result(c.Post("/api/v1/kbs", {{"X-Quarry-Client", "ui"}}, R"({"name":"from-ui"})",
+                          "application/json"))
+                .status,
+            201);
+  ASSERT_EQ(result(c.Post("/api/v1/kbs", R"({"name":"from-rest"})", "application/json")).status,
+            201);
+  HttpResult log = result(c.Get("/api/v1/activity"));
+  ASSERT_EQ(log.status, 200);
+  std::map<std::string, std::string> surface_of;
+  for (const auto& e : log.json["entries"])
+    if (e["action"] == "kb.create") surface_of[e["kb"].get<std::string>()] = e["surface"];
+  EXPECT_EQ(surface_of["from-ui"], "ui");
+  EXPECT_EQ(surface_of["from-rest"], "rest");
 }
 
 }  // namespace
