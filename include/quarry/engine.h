@@ -36,6 +36,12 @@ class Engine {
   virtual KbInfo set_kb(const std::string& name,
                         const std::vector<std::pair<std::string, std::string>>& settings,
                         bool cutover_immediate = false) = 0;
+  // What set_kb would do with the same arguments, without doing it: the same checks and errors
+  // (each document is chunked under new chunking, as set_kb does before it commits), the
+  // resulting config and whether it re-embeds or re-cuts (a dry run; nothing is written).
+  virtual KbChangePlan plan_kb_change(
+      const std::string& name, const std::vector<std::pair<std::string, std::string>>& settings,
+      bool cutover_immediate = false) = 0;
   virtual void delete_kb(const std::string& name) = 0;
 
   // Moves the KB's vectors to another store (id and settings as in the config's `store`)

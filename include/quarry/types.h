@@ -110,6 +110,32 @@ struct KbInfo {
   std::string chunk_tokenizer;
 };
 
+// What Engine::set_kb would do with the same arguments, computed by the same code
+// (Engine::plan_kb_change, the REST dry run): the resulting config and what it rebuilds.
+struct KbChangePlan {
+  std::string kb;
+  KbConfig config;  // the config after the change
+  std::string config_json;
+  std::string revision_before, revision_after;                // SPEC §1
+  std::string config_revision_before, config_revision_after;  // the chunking half
+  // Vectors: "none" (no embedder before or after: nothing to embed), "unchanged" (the revision
+  // stays), "first" (a KB's first embedding revision: every document is embedded), "blue_green"
+  // (a new revision builds while the serving one answers), "replace" (a new revision replaces
+  // the serving one at once: nothing embedded to keep, the store changed, or cutover
+  // immediate), "switch_back" (the config returns to a revision that is still complete:
+  // instant), "drop" (the embedder is removed: every vector is dropped).
+  std::string vectors = "none";
+  bool re_embed = false;  // documents are embedded anew (first, blue_green, replace)
+  // Chunking: every document is cut anew; `re_cut_at` says when: "now" (in the call) or
+  // "cutover" (the building revision's chunks are staged and replace the serving ones when it
+  // completes); "" when nothing is re-cut.
+  bool re_cut = false;
+  std::string re_cut_at;
+  std::int64_t documents = 0;     // the KB's documents (each one re-cut / re-embedded)
+  std::int64_t chunks = 0;        // its chunks now
+  std::int64_t chunks_after = 0;  // after the change (== chunks when nothing is re-cut)
+};
+
 struct Hit {
   std::string kb;
   std::string doc_id;
@@ -122,7 +148,12 @@ struct Hit {
   std::int64_t offset = 0;  // into the Markdown file (kb/<name>/docs/<id>.md)
   std::int64_t length = 0;
   std::string snippet;  // matched terms wrapped in ** **
-  double score = 0;     // [0, 1], higher is better
+  // The snippet without the markers the engine added (the document's own "**" stay), and the
+  // matched terms as [begin, end) offsets into it, in Unicode code points (what a JavaScript
+  // or Python client indexes by, after converting UTF-16 for JavaScript: see docs/search.md).
+  std::string snippet_text;
+  std::vector<std::pair<std::size_t, std::size_t>> highlights;
+  double score = 0;  // [0, 1], higher is better
   double raw_score = 0;
   std::string metric;  // bm25 | grep | ...
   std::optional<Subject> subject;

@@ -5,11 +5,21 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "catalog/rows.h"
 
 namespace quarry::catalog {
+
+// A highlighted snippet: `marked` wraps each matched term in ** **; `text` is the same snippet
+// without those markers (a document's own "**" stay in both), and `highlights` the matched
+// terms as [begin, end) offsets into `text` in Unicode code points, taken where the markers go.
+struct Snippet {
+  std::string marked;
+  std::string text;
+  std::vector<std::pair<std::size_t, std::size_t>> highlights;
+};
 
 class KeywordIndex {
  public:
@@ -37,8 +47,8 @@ class KeywordIndex {
   virtual std::vector<KeywordRow> load_chunks(const KbRef& kb,
                                               const std::vector<ChunkKey>& keys) const = 0;
   // Highlighted snippets of `texts` for the words of `query` (stemmed as the index stems them).
-  virtual std::vector<std::string> snippets(const std::string& query,
-                                            const std::vector<const std::string*>& texts) const = 0;
+  virtual std::vector<Snippet> snippets(const std::string& query,
+                                        const std::vector<const std::string*>& texts) const = 0;
 };
 
 }  // namespace quarry::catalog

@@ -156,7 +156,10 @@ void add_kb_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
                   "When a new revision replaces the serving one: on-complete (blue-green, the "
                   "default) or immediate (drop the old vectors now)")
       ->check(CLI::IsMember({"on-complete", "immediate"}));
-  set->callback([&g, set_name, pairs, cutover] {
+  auto dry_run = std::make_shared<bool>(false);
+  set->add_flag("--dry-run", *dry_run,
+                "Check the change and say what it would do (re-cut, re-embed), without doing it");
+  set->callback([&g, set_name, pairs, cutover, dry_run] {
     // key=value pairs are the settings REST takes, in the order given; values stay text (the
     // engine reads them as JSON when they parse), and the codec checks the change as REST's.
     std::vector<std::pair<std::string, json>> settings;
@@ -167,6 +170,25 @@ void add_kb_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
       settings.emplace_back(p.substr(0, eq), p.substr(eq + 1));
     }
     const wire::KbChange c = wire::decode_kb_change(settings, *cutover);
+    if (*dry_run) {
+      const KbChangePlan p =
+          open_engine(g)->plan_kb_change(*set_name, c.settings, c.cutover_immediate);
+      if (g.json) {
+        print_json(to_json(p));
+      } else {
+        std::cout << "dry run: nothing was changed\n"
+                  << "re-cut:   "
+                  << (p.re_cut ? (p.re_cut_at == "now" ? "yes, every document now"
+                                                       : "yes, at the cut-over of the new build")
+                               : "no")
+                  << " (" << p.documents << " documents, " << p.chunks << " -> " << p.chunks_after
+                  << " chunks)\n"
+                  << "re-embed: " << (p.re_embed ? "yes" : "no") << " (vectors: " << p.vectors
+                  << ")\n"
+                  << "revision: " << p.revision_before << " -> " << p.revision_after << "\n";
+      }
+      return;
+    }
     auto info = open_engine(g)->set_kb(*set_name, c.settings, c.cutover_immediate);
     if (g.json)
       print_json(to_json(info));

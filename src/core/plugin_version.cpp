@@ -18,4 +18,17 @@ void check_plugin_api_version(const std::string& kind, const std::string& detail
                {"expected", std::to_string(kPluginApiVersion)}});
 }
 
+PluginSetting plugin_setting(std::string name, std::string type, std::string default_json,
+                             std::string description, bool required,
+                             std::vector<std::string> allowed) {
+  PluginSetting s;
+  s.name = std::move(name);
+  s.type = std::move(type);
+  s.required = required;
+  s.default_json = std::move(default_json);
+  s.description = std::move(description);
+  s.allowed = std::move(allowed);
+  return s;
+}
+
 }  // namespace quarry::core

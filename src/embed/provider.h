@@ -18,6 +18,7 @@
 #include "core/tokenizer.h"
 #include "quarry/embedding_provider.h"
 #include "quarry/error.h"
+#include "quarry/plugin.h"
 
 namespace quarry::embed {
 
@@ -53,9 +54,12 @@ class ProviderRegistry {
   static ProviderRegistry& builtin();
 
   // Throws invalid_argument for an empty id, a missing factory or a duplicate.
-  void add(const std::string& id, ProviderFactory factory);
+  void add(const std::string& id, ProviderFactory factory,
+           std::optional<PluginSchema> schema = std::nullopt);
   bool has(const std::string& id) const;
   std::vector<std::string> ids() const;
+  // Every provider with its schema (when it registered one), sorted by id.
+  std::vector<RegisteredPlugin> described() const;
 
   // Builds a provider; throws invalid_argument (unknown id, bad settings) naming the field.
   // A provider whose files/endpoint are missing is still built: its is_available() says so.
@@ -66,6 +70,7 @@ class ProviderRegistry {
  private:
   mutable std::mutex mu_;
   std::map<std::string, ProviderFactory> factories_;
+  std::map<std::string, std::optional<PluginSchema>> schemas_;
 };
 
 // The selection chain of SPEC §5/§6: operator pin (QUARRY_EMBEDDING_PROVIDER: a hard pin,
@@ -92,6 +97,13 @@ void check_dimensions(const std::string& provider_id, int provider_dims,
                       const std::string& store_id, int store_dims);
 
 // Built-in factories (one per adapter folder).
+// The built-ins' descriptions (quarry::PluginSchema), each beside the code that reads its
+// settings: every setting listed is one that provider reads.
+PluginSchema static_provider_schema();
+PluginSchema hash_provider_schema();
+PluginSchema openai_provider_schema();
+PluginSchema bert_provider_schema();
+
 std::unique_ptr<EmbeddingProvider> make_hash_provider(const ProviderSpec&, const ProviderContext&);
 std::unique_ptr<EmbeddingProvider> make_static_provider(const ProviderSpec&,
                                                         const ProviderContext&);

@@ -34,10 +34,10 @@ void register_builtins() {
   struct Reset {
     ~Reset() { registering_builtins = false; }
   } reset;
-  register_provider("static", make_static_provider);
-  register_provider("hash", make_hash_provider);
-  register_provider("openai", make_openai_provider);
-  register_provider("bert", make_bert_provider);
+  register_provider("static", make_static_provider, static_provider_schema());
+  register_provider("hash", make_hash_provider, hash_provider_schema());
+  register_provider("openai", make_openai_provider, openai_provider_schema());
+  register_provider("bert", make_bert_provider, bert_provider_schema());
 }
 
 }  // namespace
@@ -55,7 +55,8 @@ ProviderRegistry& ProviderRegistry::builtin() {
   return registry();
 }
 
-void ProviderRegistry::add(const std::string& id, ProviderFactory factory) {
+void ProviderRegistry::add(const std::string& id, ProviderFactory factory,
+                           std::optional<PluginSchema> schema) {
   if (id.empty())
     throw Error(Code::invalid_argument, "an embedding provider needs a non-empty id",
                 {{"field", "id"}});
@@ -68,6 +69,12 @@ void ProviderRegistry::add(const std::string& id, ProviderFactory factory) {
                 "embedding provider '" + id + "' is already registered: pick another id",
                 {{"field", "id"}, {"provider", id}});
   factories_.emplace(id, std::move(factory));
+  schemas_[id] = std::move(schema);
+}
+
+std::vector<RegisteredPlugin> ProviderRegistry::described() const {
+  std::lock_guard lock(mu_);
+  return core::described_plugins(factories_, schemas_);
 }
 
 bool ProviderRegistry::has(const std::string& id) const {
@@ -234,8 +241,18 @@ void register_provider(const std::string& id, ProviderFactory factory, int api_v
   embed::ProviderRegistry::builtin().add(id, std::move(factory));
 }
 
+void register_provider(const std::string& id, ProviderFactory factory, PluginSchema schema,
+                       int api_version) {
+  core::check_plugin_api_version("embedding provider", "provider", id, api_version);
+  embed::ProviderRegistry::builtin().add(id, std::move(factory), std::move(schema));
+}
+
 std::vector<std::string> registered_providers() {
   return embed::ProviderRegistry::builtin().ids();
+}
+
+std::vector<RegisteredPlugin> described_providers() {
+  return embed::ProviderRegistry::builtin().described();
 }
 
 }  // namespace quarry

@@ -50,6 +50,9 @@ class EngineImpl final : public Engine {
   KbInfo set_kb(const std::string& name,
                 const std::vector<std::pair<std::string, std::string>>& settings,
                 bool cutover_immediate) override;
+  KbChangePlan plan_kb_change(const std::string& name,
+                              const std::vector<std::pair<std::string, std::string>>& settings,
+                              bool cutover_immediate) override;
   void delete_kb(const std::string& name) override;
   StoreMigrationReport migrate_store(const std::string& kb, const std::string& store_id,
                                      const std::string& store_settings_json) override;
@@ -101,7 +104,18 @@ class EngineImpl final : public Engine {
   // kbs.cpp
   KbInfo info(const catalog::KbRow& kb);
   // Chunks every document of the KB under `config` (dry_run: only checks that all can be).
-  void rechunk_all(const Kb& kb, bool dry_run);
+  // Chunks every document under `kb`'s config: checks only (dry_run: nothing written; the
+  // first document that cannot be cut fails the call) or rewrites each one. Returns the
+  // number of chunks the documents make.
+  std::int64_t rechunk_all(const Kb& kb, bool dry_run);
+  // set_kb's decision (and its checks), computed for plan_kb_change and set_kb alike.
+  struct KbChange {
+    KbChangePlan plan;
+    std::string audit_details;  // the settings as given, for the kb.set audit row
+  };
+  KbChange decide_kb_change(const Kb& kb,
+                            const std::vector<std::pair<std::string, std::string>>& settings,
+                            bool cutover_immediate);
 
   // documents.cpp
   catalog::DocumentRow doc_row(const Kb& kb, const std::string& id) const;

@@ -76,21 +76,18 @@ KbInfo EngineImpl::describe_kb(const std::string& name) {
   return info(cat_->kbs().get(name));
 }
 
-KbInfo EngineImpl::set_kb(const std::string& name,
-                          const std::vector<std::pair<std::string, std::string>>& settings,
-                          bool cutover_immediate) {
-  if (settings.empty())
-    throw Error(Code::invalid_argument, "nothing to set: pass key=value pairs",
-                {{"field", "settings"}});
-  catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
-  const Kb kb = resolve(name);
+EngineImpl::KbChange EngineImpl::decide_kb_change(
+    const Kb& kb, const std::vector<std::pair<std::string, std::string>>& settings,
+    bool cutover_immediate) {
+  const std::string& name = kb.ref.name;
   const KbConfig& before = kb.config;
   KbConfig after = before;
   for (const auto& [k, v] : settings) after = core::kb_config_set(after, k, v);
   if (after.embedder.provider != before.embedder.provider ||
       after.embedder.settings_json != before.embedder.settings_json)
     check_embedder_endpoint(after);
-  if (after.subjects.keys != before.subjects.keys && cat_->kbs().stats(kb.ref).documents > 0)
+  const auto stats = cat_->kbs().stats(kb.ref);
+  if (after.subjects.keys != before.subjects.keys && stats.documents > 0)
     throw Error(Code::conflict,
                 "subject keys cannot change while the knowledge base has documents; create a new "
                 "knowledge base and re-ingest",
@@ -104,27 +101,72 @@ KbInfo EngineImpl::set_kb(const std::string& name,
                     "' has vectors in its store: move them with `quarry kb migrate-store " + name +
                     " --to " + after.store.id + "` (no re-embedding)",
                 {{"field", "store"}});
+  KbChange out;
   json changes = json::object();
   for (const auto& [k, v] : settings) changes[k] = v;
-  auto a = audit("kb.set", name, name);
-  a.details_json = changes.dump();
+  out.audit_details = changes.dump();
+  KbChangePlan& p = out.plan;
+  p.kb = name;
+  p.config = after;
+  p.config_json = core::kb_config_to_json(after).dump();
+  p.documents = stats.documents;
+  p.chunks = stats.chunks;
+  p.chunks_after = stats.chunks;
   // New budgets, or an embedder that counts tokens another way, cut documents anew.
-  const bool rechunk =
-      vectors_->chunking(name, before).revision != vectors_->chunking(name, after).revision;
+  const chunk::Chunking cut_before = vectors_->chunking(name, before);
+  const chunk::Chunking cut_after = vectors_->chunking(name, after);
+  p.config_revision_before = cut_before.revision;
+  p.config_revision_after = cut_after.revision;
+  auto revision_of = [&](const KbConfig& c) {
+    auto& v = vectors_->for_kb(name, c);
+    return v.provider ? v.scope.revision : core::revision(c, "");
+  };
+  p.revision_before = revision_of(before);
+  p.revision_after = revision_of(after);
+  p.re_cut = cut_before.revision != cut_after.revision;
   // Chunk every document under the new settings first: if one would fail (too_many_chunks,
   // ...), nothing is changed, rather than half the KB chunked one way and half the other.
-  const Kb next{kb.ref, after};
-  if (rechunk) rechunk_all(next, /*dry_run=*/true);
-  cat_->kbs().update_config(kb.ref, core::kb_config_to_json(after).dump(), a);
+  if (p.re_cut) p.chunks_after = rechunk_all(Kb{kb.ref, after}, /*dry_run=*/true);
   // A new revision builds in the background (reindex / serve) while the serving one answers
   // (SPEC §7). New chunking is part of it: the building revision's chunks are staged beside
   // the serving ones and replace them at the cut-over, so keyword and vector hits keep
   // coming from one chunking. Without vectors to keep (no embedder, nothing embedded yet,
   // --cutover immediate) the KB is re-chunked now.
+  const lifecycle::RevisionChange rc = vectors_->preview(kb.ref, after, cutover_immediate);
+  p.vectors = rc.kind;
+  p.re_embed = rc.kind == "first" || rc.kind == "blue_green" || rc.kind == "replace";
+  const bool staged =
+      rc.kind == "blue_green" && rc.target_config_revision != rc.serving_config_revision;
+  if (p.re_cut) p.re_cut_at = staged ? "cutover" : "now";
+  return out;
+}
+
+KbChangePlan EngineImpl::plan_kb_change(
+    const std::string& name, const std::vector<std::pair<std::string, std::string>>& settings,
+    bool cutover_immediate) {
+  if (settings.empty())
+    throw Error(Code::invalid_argument, "nothing to set: pass key=value pairs",
+                {{"field", "settings"}});
+  // A reader: no writer lock, nothing written.
+  return decide_kb_change(resolve(name), settings, cutover_immediate).plan;
+}
+
+KbInfo EngineImpl::set_kb(const std::string& name,
+                          const std::vector<std::pair<std::string, std::string>>& settings,
+                          bool cutover_immediate) {
+  if (settings.empty())
+    throw Error(Code::invalid_argument, "nothing to set: pass key=value pairs",
+                {{"field", "settings"}});
+  catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
+  const Kb kb = resolve(name);
+  const KbChange change = decide_kb_change(kb, settings, cutover_immediate);
+  const KbConfig& after = change.plan.config;
+  auto a = audit("kb.set", name, name);
+  a.details_json = change.audit_details;
+  cat_->kbs().update_config(kb.ref, change.plan.config_json, a);
+  // plan() acts on the decision decide_kb_change() read (Vectors::preview, under this lock).
   auto plan = vectors_->plan(kb.ref, after, cutover_immediate);
-  const bool staged = plan.building && plan.serving &&
-                      plan.building->config_revision != plan.serving->config_revision;
-  if (rechunk && !staged) rechunk_all(next, /*dry_run=*/false);
+  if (change.plan.re_cut_at == "now") rechunk_all(Kb{kb.ref, after}, /*dry_run=*/false);
   if (plan.building) {
     auto ev = audit("reembed_started", name, plan.building->revision);
     ev.details_json = json{{"kb", name},
@@ -189,8 +231,9 @@ KbInfo EngineImpl::info(const catalog::KbRow& row) {
   return i;
 }
 
-void EngineImpl::rechunk_all(const Kb& kb, bool dry_run) {
+std::int64_t EngineImpl::rechunk_all(const Kb& kb, bool dry_run) {
   const chunk::Chunking chunking = vectors_->chunking(kb.ref.name, kb.config);
+  std::int64_t chunks = 0;
   std::string cursor;
   while (true) {
     auto rows = cat_->documents().list(kb.ref, cursor, 500);
@@ -201,7 +244,8 @@ void EngineImpl::rechunk_all(const Kb& kb, bool dry_run) {
           std::min<std::size_t>(static_cast<std::size_t>(row.body_offset), file.size()));
       if (dry_run) {
         try {
-          chunk::chunk_markdown(body, chunking.options, *chunking.tokenizer);
+          chunks += static_cast<std::int64_t>(
+              chunk::chunk_markdown(body, chunking.options, *chunking.tokenizer).size());
         } catch (const Error& e) {
           throw Error(e.code(),
                       "cannot apply the new chunking settings: document " + row.id + " (" +
@@ -216,6 +260,7 @@ void EngineImpl::rechunk_all(const Kb& kb, bool dry_run) {
     }
     cursor = rows.back().id;
   }
+  return chunks;
 }
 
 }  // namespace quarry::engine

@@ -172,23 +172,67 @@ void Vectors::drop_revision(const catalog::KbRef& kb, const catalog::RevisionRow
   cat_.revisions().remove(kb, r.revision);
 }
 
+RevisionChange Vectors::preview(const catalog::KbRef& kb, const KbConfig& config, bool immediate) {
+  KbVectors& t = for_kb(kb.name, config);
+  auto rows = cat_.revisions().list(kb);
+  RevisionChange out;
+  if (!t.provider) {
+    out.kind = rows.empty() ? "none" : "drop";
+    return out;
+  }
+  out.target_revision = t.scope.revision;
+  out.target_config_revision = chunking_revision(t, config);
+  std::optional<catalog::RevisionRow> serving, other;
+  std::size_t others = 0;
+  for (auto& r : rows) {
+    if (r.state == "serving" && !serving) {
+      serving = r;
+    } else {
+      ++others;
+      other = r;
+    }
+  }
+  if (others != 1) other.reset();  // plan() drops all but the serving one
+  if (!serving) {
+    out.kind = "first";
+    return out;
+  }
+  out.serving_revision = serving->revision;
+  out.serving_config_revision = serving->config_revision;
+  if (serving->revision == out.target_revision) {
+    out.kind = "unchanged";
+    return out;
+  }
+  const bool serving_has_vectors = cat_.revisions().counts(kb, serving->revision, "").ready > 0;
+  const bool store_changed = t.store && serving->store_id != t.store->id();
+  if (immediate || !serving_has_vectors || store_changed)
+    out.kind = "replace";
+  else if (other && other->revision == out.target_revision &&
+           cat_.revisions().counts(kb, out.target_revision, "").pending() == 0)
+    out.kind = "switch_back";  // switching back to a revision that is still complete
+  else
+    out.kind = "blue_green";
+  return out;
+}
+
 RevisionPlan Vectors::plan(const catalog::KbRef& kb, const KbConfig& config, bool immediate,
                            bool collect_previous) {
+  // One decision, shared with preview() (a dry run of a KB change), then its steps.
+  const RevisionChange change = preview(kb, config, immediate);
   KbVectors& t = for_kb(kb.name, config);
   auto rows = cat_.revisions().list(kb);
   RevisionPlan out;
-  if (!t.provider) {
+  if (change.kind == "none") return out;
+  if (change.kind == "drop") {
     // The embedder was removed: no vectors serve any more.
-    if (!rows.empty()) {
-      for (const auto& r : rows) {
-        KbVectors& v = for_kb(kb.name, parse_snapshot(r.config_json));
-        if (v.store) v.store->delete_kb(kb.name);
-        cat_.revisions().remove(kb, r.revision);
-      }
+    for (const auto& r : rows) {
+      KbVectors& v = for_kb(kb.name, parse_snapshot(r.config_json));
+      if (v.store) v.store->delete_kb(kb.name);
+      cat_.revisions().remove(kb, r.revision);
     }
     return out;
   }
-  const std::string target = t.scope.revision;
+  const std::string& target = change.target_revision;
   std::optional<catalog::RevisionRow> serving, other;
   std::vector<catalog::RevisionRow> others;
   for (auto& r : rows) {
@@ -203,7 +247,7 @@ RevisionPlan Vectors::plan(const catalog::KbRef& kb, const KbConfig& config, boo
     // Never more than two (a crash between steps could leave a third): keep the serving one.
     for (const auto& r : others) drop_revision(kb, r, serving ? serving->revision : target);
   }
-  if (!serving) {
+  if (change.kind == "first") {
     // First embedder (or a data dir from before revisions were tracked): serve the target.
     if (other && other->revision != target) {
       drop_revision(kb, *other, target);
@@ -213,7 +257,7 @@ RevisionPlan Vectors::plan(const catalog::KbRef& kb, const KbConfig& config, boo
     out.serving = cat_.revisions().in_state(kb, "serving");
     return out;
   }
-  if (serving->revision == target) {
+  if (change.kind == "unchanged") {
     if (other && other->state == "building") {  // the config went back: cancel the build
       drop_revision(kb, *other, target);
       other.reset();
@@ -233,9 +277,8 @@ RevisionPlan Vectors::plan(const catalog::KbRef& kb, const KbConfig& config, boo
   }
   // The revision changed. Vectors of the serving revision keep answering while the new one
   // builds, unless there are none to keep, the store changed, or the caller wants it now.
-  const bool serving_has_vectors = cat_.revisions().counts(kb, serving->revision, "").ready > 0;
-  const bool store_changed = t.store && serving->store_id != t.store->id();
-  if (immediate || !serving_has_vectors || store_changed) {
+  if (change.kind == "replace") {
+    const bool store_changed = t.store && serving->store_id != t.store->id();
     if (store_changed) {
       KbVectors& old = for_kb(kb.name, parse_snapshot(serving->config_json));
       if (old.store) old.store->delete_kb(kb.name);
@@ -259,7 +302,7 @@ RevisionPlan Vectors::plan(const catalog::KbRef& kb, const KbConfig& config, boo
   auto row = row_for(t, config, "building");
   if (other) row.created_at = other->created_at;  // switching back: its vectors still count
   cat_.revisions().put(kb, row);
-  if (other && cat_.revisions().counts(kb, target, "").pending() == 0) {
+  if (change.kind == "switch_back") {
     // Switching back to a revision that is still complete: instant, nothing to build.
     cut_over(kb, *cat_.revisions().in_state(kb, "building"));
     out.serving = cat_.revisions().in_state(kb, "serving");

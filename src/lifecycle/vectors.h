@@ -53,6 +53,17 @@ struct RevisionPlan {
   std::optional<catalog::RevisionRow> previous;
 };
 
+// What plan() does to a KB's revisions for a config, decided before it does it (preview()).
+struct RevisionChange {
+  // none | unchanged | first | blue_green | replace | switch_back | drop: see
+  // quarry::KbChangePlan::vectors.
+  std::string kind = "none";
+  std::string serving_revision;  // "" when nothing serves
+  std::string serving_config_revision;
+  std::string target_revision;  // the config's ("" without an embedder)
+  std::string target_config_revision;
+};
+
 // Looks a secret up by name (the secret store, then the environment); "" when unknown.
 using SecretLookup = std::function<std::string(const std::string&)>;
 
@@ -82,6 +93,8 @@ class Vectors {
   // scheduler's.
   RevisionPlan plan(const catalog::KbRef& kb, const KbConfig& config, bool immediate = false,
                     bool collect_previous = false);
+  // What plan(kb, config, immediate) would do, read-only: plan() acts on this very decision.
+  RevisionChange preview(const catalog::KbRef& kb, const KbConfig& config, bool immediate = false);
   // Makes a complete building revision the serving one (the old one becomes previous). When
   // the chunking changed, the building revision's staged chunks become the documents' chunks
   // in the same transaction, and the old revision is dropped (its chunks are gone).

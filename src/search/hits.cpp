@@ -32,6 +32,26 @@ Hit make_hit(catalog::KeywordRow& r, double score, double raw_score, const std::
   return h;
 }
 
+void set_snippet(Hit& h, catalog::Snippet s) {
+  h.snippet = std::move(s.marked);
+  h.snippet_text = std::move(s.text);
+  h.highlights = std::move(s.highlights);
+}
+
+std::vector<std::pair<std::size_t, std::size_t>> code_point_ranges(
+    const std::string& text, const std::vector<std::pair<std::size_t, std::size_t>>& bytes) {
+  auto at = [&text](std::size_t byte) {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < byte && i < text.size(); ++i)
+      if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) ++n;
+    return n;
+  };
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  out.reserve(bytes.size());
+  for (const auto& [b, e] : bytes) out.emplace_back(at(b), at(e));
+  return out;
+}
+
 void complete_hits(const catalog::Catalog& cat, const catalog::KbRef& kb, const std::string& query,
                    std::vector<Hit>& hits, int top_k, bool advanced, const std::vector<Hit>* done) {
   if (done) {
@@ -78,10 +98,13 @@ void complete_hits(const catalog::Catalog& cat, const catalog::KbRef& kb, const 
             stale[at[j]] = true;
             continue;
           }
-          std::string snippet = std::move(h.snippet);
+          std::string snippet = std::move(h.snippet), snippet_text = std::move(h.snippet_text);
+          auto highlights = std::move(h.highlights);
           texts[at[j]] = std::move(r.chunk.text);
           h = make_hit(r, h.score, h.raw_score, h.metric);
           h.snippet = std::move(snippet);
+          h.snippet_text = std::move(snippet_text);
+          h.highlights = std::move(highlights);
         }
       }
     }
@@ -94,7 +117,8 @@ void complete_hits(const catalog::Catalog& cat, const catalog::KbRef& kb, const 
     kept.push_back(std::move(hits[i]));
   }
   auto snips = cat.keyword().snippets(match_expression(query, advanced), need);
-  for (std::size_t j = 0; j < need_at.size(); ++j) kept[need_at[j]].snippet = std::move(snips[j]);
+  for (std::size_t j = 0; j < need_at.size(); ++j)
+    set_snippet(kept[need_at[j]], std::move(snips[j]));
   hits = std::move(kept);
 }
 

@@ -12,6 +12,13 @@ namespace quarry::search {
 // Moves the row's document and chunk fields into a Hit (text stays in the row for snippets).
 Hit make_hit(catalog::KeywordRow& r, double score, double raw_score, const std::string& metric);
 
+// Sets the hit's snippet, its text without the markers and the highlights (code points).
+void set_snippet(Hit& h, catalog::Snippet s);
+
+// Byte ranges of `text` ([begin, end), as grep reports them) in Unicode code points.
+std::vector<std::pair<std::size_t, std::size_t>> code_point_ranges(
+    const std::string& text, const std::vector<std::pair<std::size_t, std::size_t>>& bytes);
+
 // Fills bare hits (those without a filename) from the catalog, keeping their scores; drops those
 // whose chunk is gone or was re-chunked since (stale vectors) and sibling windows of a section
 // already listed; cuts to top_k. Hits without a snippet get one highlighting the query's words

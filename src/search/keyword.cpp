@@ -189,7 +189,7 @@ std::vector<Hit> keyword_search(const catalog::Catalog& cat, const catalog::KbRe
   }
   if (params.snippets) {
     auto snips = cat.keyword().snippets(match, texts);
-    for (std::size_t i = 0; i < hits.size(); ++i) hits[i].snippet = std::move(snips[i]);
+    for (std::size_t i = 0; i < hits.size(); ++i) set_snippet(hits[i], std::move(snips[i]));
   }
   return hits;
 }

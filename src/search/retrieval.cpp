@@ -94,7 +94,9 @@ std::vector<Hit> grep_as_hits(const SearchRequest& r, const KbScope& kb) {
     h.kb = m.kb;
     h.doc_id = m.doc_id;
     h.filename = m.filename;
-    h.snippet = m.text;
+    h.snippet = m.text;  // grep marks nothing: the snippet is the line, the matches are ranges
+    h.snippet_text = m.text;
+    h.highlights = code_point_ranges(m.text, m.ranges);
     h.score = 1;
     h.raw_score = 1;
     h.metric = "grep";

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "quarry/plugin.h"
 #include "quarry/secrets.h"
 #include "server/rest_helpers.h"
 #include "wire/fields.h"
@@ -71,6 +72,12 @@ ApiReply get_me(ServerState&, const ApiRequest& r) {
                  {{"read", true},
                   {"write", r.who.scope >= Scope::write},
                   {"admin", r.who.scope >= Scope::admin}}}});
+}
+
+// The embedding providers and vector stores this build offers, with their settings, for a
+// client that builds a KB's config (a web page's form).
+ApiReply list_plugins(ServerState&, const ApiRequest&) {
+  return reply(wire::plugins_json(described_providers(), described_stores()));
 }
 
 ApiReply get_openapi(ServerState& s, const ApiRequest&) {
@@ -181,11 +188,16 @@ ApiReply get_kb(ServerState& s, const ApiRequest& r) {
   return reply(wire::to_json(e->describe_kb(kb_of(r))));
 }
 
+// ?dry_run=true: the same checks and errors, nothing written; the answer says what the change
+// would do (Engine::plan_kb_change, the decision set_kb acts on).
 ApiReply update_kb(ServerState& s, const ApiRequest& r) {
+  const bool dry_run = bool_param(r, "dry_run", false);
   const json b = body_object(r);
   const wire::KbChange c = wire::decode_kb_change(b);
   check_outbound_settings(r, b["settings"].dump());
   auto e = engine(s, r);
+  if (dry_run)
+    return reply(wire::to_json(e->plan_kb_change(kb_of(r), c.settings, c.cutover_immediate)));
   KbInfo k = e->set_kb(kb_of(r), c.settings, c.cutover_immediate);
   poke(s, k.name);
   return reply(wire::to_json(k));
@@ -434,6 +446,7 @@ const std::map<std::string, RestHandler>& rest_handlers() {
       {"getOpenApi", get_openapi},
       {"getStatus", get_status},
       {"getMe", get_me},
+      {"listPlugins", list_plugins},
       {"getMetrics", get_metrics},
       {"listActivity", list_activity},
       {"listKbs", list_kbs},

@@ -8,6 +8,7 @@ const std::vector<RouteSpec>& rest_routes() {
       {"GET", "/openapi.json", "getOpenApi", false, Scope::read},
       {"GET", "/status", "getStatus", true, Scope::read},
       {"GET", "/me", "getMe", true, Scope::read},
+      {"GET", "/plugins", "listPlugins", true, Scope::read},
       {"GET", "/metrics", "getMetrics", true, Scope::read},
       {"GET", "/activity", "listActivity", true, Scope::admin},
       {"GET", "/kbs", "listKbs", true, Scope::read},

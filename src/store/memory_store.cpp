@@ -182,6 +182,12 @@ class MemoryStore final : public VectorStore {
 
 }  // namespace
 
+PluginSchema memory_store_schema() {
+  PluginSchema s;
+  s.description = "Vectors in this process's memory, brute-force search: tests and experiments.";
+  return s;  // no settings: the factory refuses any
+}
+
 std::unique_ptr<VectorStore> make_memory_store() {
   return std::make_unique<MemoryStore>();
 }

@@ -80,28 +80,43 @@ void register_builtins() {
   } reset;
   // The built-in factories read the settings object as JSON, so their validation and messages
   // are the ones docs/stores.md documents.
-  register_store("embedded", [](const Settings& settings, const StoreContext& ctx) {
-    return make_embedded_store(core::settings_json(settings), ctx);
-  });
-  register_store("chroma", [](const Settings& settings, const StoreContext& ctx) {
-    return chroma::make_chroma_store(core::settings_json(settings), ctx);
-  });
-  register_store("qdrant", [](const Settings& settings, const StoreContext& ctx) {
-    return qdrant::make_qdrant_store(core::settings_json(settings), ctx);
-  });
+  register_store(
+      "embedded",
+      [](const Settings& settings, const StoreContext& ctx) {
+        return make_embedded_store(core::settings_json(settings), ctx);
+      },
+      embedded_store_schema());
+  register_store(
+      "chroma",
+      [](const Settings& settings, const StoreContext& ctx) {
+        return chroma::make_chroma_store(core::settings_json(settings), ctx);
+      },
+      chroma::chroma_store_schema());
+  register_store(
+      "qdrant",
+      [](const Settings& settings, const StoreContext& ctx) {
+        return qdrant::make_qdrant_store(core::settings_json(settings), ctx);
+      },
+      qdrant::qdrant_store_schema());
   // Configure time: a database without the `vector` extension is refused here, by name,
   // before anything is embedded (pgvector_store.h).
-  register_store("pgvector", [](const Settings& settings, const StoreContext& ctx) {
-    auto store = pgvector::make_pgvector_store(core::settings_json(settings), ctx);
-    store->check();
-    return std::unique_ptr<VectorStore>(std::move(store));
-  });
-  register_store("memory", [](const Settings& settings, const StoreContext&) {
-    if (!settings.empty())
-      throw Error(Code::invalid_argument, "unknown memory store setting: " + settings.keys()[0],
-                  {{"key", settings.keys()[0]}});
-    return make_memory_store();
-  });
+  register_store(
+      "pgvector",
+      [](const Settings& settings, const StoreContext& ctx) {
+        auto store = pgvector::make_pgvector_store(core::settings_json(settings), ctx);
+        store->check();
+        return std::unique_ptr<VectorStore>(std::move(store));
+      },
+      pgvector::pgvector_store_schema());
+  register_store(
+      "memory",
+      [](const Settings& settings, const StoreContext&) {
+        if (!settings.empty())
+          throw Error(Code::invalid_argument, "unknown memory store setting: " + settings.keys()[0],
+                      {{"key", settings.keys()[0]}});
+        return make_memory_store();
+      },
+      memory_store_schema());
 }
 
 }  // namespace
@@ -113,13 +128,19 @@ StoreRegistry& StoreRegistry::builtin() {
   return registry();
 }
 
-void StoreRegistry::add(const std::string& id, StoreFactory f) {
+void StoreRegistry::add(const std::string& id, StoreFactory f, std::optional<PluginSchema> schema) {
   if (id.empty()) throw Error(Code::invalid_argument, "a vector store needs an id");
   if (!f) throw Error(Code::invalid_argument, "vector store " + id + " has no factory");
   std::lock_guard lock(mu_);
   if (!factories_.emplace(id, std::move(f)).second)
     throw Error(Code::invalid_argument, "vector store " + id + " is already registered",
                 {{"store", id}});
+  schemas_[id] = std::move(schema);
+}
+
+std::vector<RegisteredPlugin> StoreRegistry::described() const {
+  std::lock_guard lock(mu_);
+  return core::described_plugins(factories_, schemas_);
 }
 
 bool StoreRegistry::has(const std::string& id) const {
@@ -186,8 +207,18 @@ void register_store(const std::string& id, StoreFactory factory, int api_version
   store::StoreRegistry::builtin().add(id, std::move(factory));
 }
 
+void register_store(const std::string& id, StoreFactory factory, PluginSchema schema,
+                    int api_version) {
+  core::check_plugin_api_version("vector store", "store", id, api_version);
+  store::StoreRegistry::builtin().add(id, std::move(factory), std::move(schema));
+}
+
 std::vector<std::string> registered_stores() {
   return store::StoreRegistry::builtin().ids();
+}
+
+std::vector<RegisteredPlugin> described_stores() {
+  return store::StoreRegistry::builtin().described();
 }
 
 }  // namespace quarry

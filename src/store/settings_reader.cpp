@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cstdint>
 
+#include "core/plugin_version.h"
 #include "quarry/error.h"
 
 namespace quarry::store {
@@ -69,6 +70,25 @@ bool filter_reachable_segment(const std::string& k) {
   for (char c : k)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-')) return false;
   return true;
+}
+
+std::vector<PluginSetting> remote_settings_schema(const RemoteSettings& d,
+                                                  const std::string& key_header) {
+  using core::plugin_setting;
+  return {plugin_setting("url", "string", "\"" + d.url + "\"", "The server's base URL."),
+          plugin_setting("allow_private", "boolean", d.allow_private ? "true" : "false",
+                         "Allow loopback and private addresses (a server on 127.0.0.1 or a LAN "
+                         "needs true)."),
+          plugin_setting("timeout_ms", "integer", std::to_string(d.timeout_ms),
+                         "Limit for one HTTP exchange, 100-3600000."),
+          plugin_setting("max_retries", "integer", std::to_string(d.max_retries),
+                         "Retries of a failed call, 0-20."),
+          plugin_setting("retry_base_delay_ms", "integer", std::to_string(d.retry_base_delay_ms),
+                         "First retry delay (full-jitter exponential backoff)."),
+          plugin_setting("retry_max_delay_ms", "integer", std::to_string(d.retry_max_delay_ms),
+                         "Longest retry delay."),
+          plugin_setting("api_key_secret", "secret-name", "",
+                         "The secret whose value is sent as the " + key_header + " header.")};
 }
 
 }  // namespace quarry::store

@@ -5,6 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <vector>
+
+#include "quarry/plugin.h"
 
 namespace quarry::store {
 
@@ -33,11 +36,17 @@ class SettingsReader {
                      const std::set<std::string>& allowed) const;
   bool boolean(const nlohmann::json& v, const std::string& key) const;
   // Reads `key` into `s` when it is one of RemoteSettings' keys; false for any other key.
+  // remote_settings_schema() describes the same keys.
   bool remote(RemoteSettings& s, const std::string& key, const nlohmann::json& v) const;
 
  private:
   std::string store_;
 };
+
+// The keys SettingsReader::remote() reads, with `d`'s values as defaults; `key_header` is the
+// header the api_key_secret's value is sent in.
+std::vector<PluginSetting> remote_settings_schema(const RemoteSettings& d,
+                                                  const std::string& key_header);
 
 // A metadata key segment a filter field can name (core/filter.cpp: letters, digits, '_', '-';
 // '.' separates segments), and the longest field path it accepts. Stores that flatten nested

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 
 #include "core/filter.h"
 #include "core/settings_json.h"
+#include "quarry/plugin.h"
 #include "quarry/vector_store.h"
 
 namespace quarry::store {
@@ -55,9 +57,13 @@ class StoreRegistry {
   // registered through quarry::register_store() on first use, and every store an application
   // registered.
   static StoreRegistry& builtin();
-  void add(const std::string& id, StoreFactory f);  // invalid_argument on empty id / duplicate
+  // invalid_argument on empty id / duplicate
+  void add(const std::string& id, StoreFactory f,
+           std::optional<PluginSchema> schema = std::nullopt);
   bool has(const std::string& id) const;
   std::vector<std::string> ids() const;
+  // Every store with its schema (when it registered one), sorted by id.
+  std::vector<RegisteredPlugin> described() const;
   // not_found for an unknown id; the factory's errors for bad settings.
   std::unique_ptr<VectorStore> create(const std::string& id, const Settings& settings,
                                       const StoreContext& ctx) const;
@@ -68,7 +74,13 @@ class StoreRegistry {
  private:
   mutable std::mutex mu_;
   std::map<std::string, StoreFactory> factories_;
+  std::map<std::string, std::optional<PluginSchema>> schemas_;
 };
+
+// The built-ins' descriptions (quarry::PluginSchema), each beside the code that reads its
+// settings (store/embedded/, chroma/, qdrant/, pgvector/; the memory store reads none).
+PluginSchema embedded_store_schema();
+PluginSchema memory_store_schema();
 
 // An in-memory store: brute force, for tests of the layers above the port (and `memory`).
 std::unique_ptr<VectorStore> make_memory_store();

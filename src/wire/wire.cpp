@@ -113,6 +113,39 @@ json to_json(const Document& d) {
   return j;
 }
 
+static json ranges_json(const std::vector<std::pair<std::size_t, std::size_t>>& ranges) {
+  json out = json::array();
+  for (const auto& [b, e] : ranges) out.push_back({b, e});
+  return out;
+}
+
+// The byte offset `at` of `text` in Unicode code points (the code points that start before it).
+static std::size_t code_points_before(const std::string& text, std::size_t at) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < at && i < text.size(); ++i)
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) ++n;
+  return n;
+}
+
+json to_json(const KbChangePlan& p) {
+  auto pair = [](const std::string& b, const std::string& a) {
+    return json{{"before", b}, {"after", a}};
+  };
+  return {{"dry_run", true},
+          {"kb", p.kb},
+          {"description", p.config.description},
+          {"config", json::parse(p.config_json)},
+          {"revision", pair(p.revision_before, p.revision_after)},
+          {"config_revision", pair(p.config_revision_before, p.config_revision_after)},
+          {"vectors", p.vectors},
+          {"re_embed", p.re_embed},
+          {"re_cut", p.re_cut},
+          {"re_cut_at", p.re_cut_at.empty() ? json(nullptr) : json(p.re_cut_at)},
+          {"documents", p.documents},
+          {"chunks", p.chunks},
+          {"chunks_after", p.chunks_after}};
+}
+
 json to_json(const Hit& h) {
   return {{"kb", h.kb},
           {"doc_id", h.doc_id},
@@ -125,6 +158,8 @@ json to_json(const Hit& h) {
           {"offset", h.offset},
           {"length", h.length},
           {"snippet", h.snippet},
+          {"snippet_text", h.snippet_text},
+          {"highlights", ranges_json(h.highlights)},
           {"score", h.score},
           {"raw_score", h.raw_score},
           {"metric", h.metric},
@@ -160,14 +195,18 @@ json to_json(const GrepResponse& r) {
     json before = json::array(), after = json::array();
     for (const auto& l : m.before) before.push_back({{"line", l.line}, {"text", l.text}});
     for (const auto& l : m.after) after.push_back({{"line", l.line}, {"text", l.text}});
-    json ranges = json::array();
-    for (const auto& [b, e] : m.ranges) ranges.push_back({b, e});
+    json ranges = json::array(), highlights = json::array();
+    for (const auto& [b, e] : m.ranges) {
+      ranges.push_back({b, e});
+      highlights.push_back({code_points_before(m.text, b), code_points_before(m.text, e)});
+    }
     matches.push_back({{"kb", m.kb},
                        {"doc_id", m.doc_id},
                        {"filename", m.filename},
                        {"line", m.line},
                        {"text", m.text},
                        {"ranges", ranges},
+                       {"highlights", highlights},
                        {"before", before},
                        {"after", after},
                        {"subject", subject_json(m.subject)}});
@@ -243,6 +282,41 @@ json to_json(const TokenInfo& t) {
           {"kbs", t.kbs},
           {"created_at", t.created_at},
           {"revoked_at", t.revoked_at.empty() ? json(nullptr) : json(t.revoked_at)}};
+}
+
+static json plugin_json(const RegisteredPlugin& p, bool provider) {
+  json j = {{"id", p.id}, {"description", nullptr}, {"settings", nullptr}};
+  if (provider) j["models"] = nullptr;
+  if (!p.schema) return j;
+  j["description"] = p.schema->description;
+  json settings = json::array();
+  for (const auto& s : p.schema->settings)
+    settings.push_back(
+        {{"name", s.name},
+         {"type", s.type},
+         {"required", s.required},
+         {"default", s.default_json.empty() ? json(nullptr) : json::parse(s.default_json)},
+         {"description", s.description},
+         {"enum", s.allowed.empty() ? json(nullptr) : json(s.allowed)}});
+  j["settings"] = settings;
+  if (provider) {
+    json models = json::array();
+    for (const auto& m : p.schema->models)
+      models.push_back({{"name", m.name},
+                        {"dimensions", m.dimensions > 0 ? json(m.dimensions) : json(nullptr)},
+                        {"description", m.description},
+                        {"default", m.is_default}});
+    j["models"] = models;
+  }
+  return j;
+}
+
+json plugins_json(const std::vector<RegisteredPlugin>& providers,
+                  const std::vector<RegisteredPlugin>& stores) {
+  json ps = json::array(), ss = json::array();
+  for (const auto& p : providers) ps.push_back(plugin_json(p, true));
+  for (const auto& s : stores) ss.push_back(plugin_json(s, false));
+  return {{"providers", ps}, {"stores", ss}};
 }
 
 json remote_document_json(const Document& d) {

@@ -8,6 +8,7 @@
 
 #include "quarry/engine.h"
 #include "quarry/indexer.h"
+#include "quarry/plugin.h"
 
 namespace quarry::wire {
 
@@ -16,6 +17,9 @@ nlohmann::json error_json(const Error& e);
 
 nlohmann::json to_json(const IndexStatus& s);
 nlohmann::json to_json(const KbInfo& k);
+// A dry run of a KB change: {dry_run, kb, description, config, revision, config_revision,
+// vectors, re_embed, re_cut, re_cut_at, documents, chunks, chunks_after}.
+nlohmann::json to_json(const KbChangePlan& p);
 nlohmann::json to_json(const VectorIndexInfo& v);
 nlohmann::json to_json(const Document& d);
 nlohmann::json to_json(const ChunkInfo& c);
@@ -28,6 +32,12 @@ nlohmann::json to_json(const ReindexReport& r);
 nlohmann::json to_json(const ReindexProgress& p);
 nlohmann::json to_json(const ActivityEntry& a);
 nlohmann::json to_json(const TokenInfo& t);
+
+// The plugins this build offers: {"providers": [...], "stores": [...]}, each {id, description,
+// settings, models (providers only)}; a plugin registered without a schema has description,
+// settings and models null ("not described"), never an empty list.
+nlohmann::json plugins_json(const std::vector<RegisteredPlugin>& providers,
+                            const std::vector<RegisteredPlugin>& stores);
 
 // A document as a remote caller (REST, MCP) sees it: without markdown_path and raw_path, which
 // it cannot open and which would reveal the server's layout.

@@ -218,6 +218,90 @@ TEST(ProviderPluginRegistration, ARegisteredProviderIsSelectedForAKbWithItsSetti
   EXPECT_EQ(seen, R"(app-embedder:m1 {"dimensions":12})");
 }
 
+// A value of a described setting: its default, else one of its type.
+nlohmann::json sample_value(const PluginSetting& s) {
+  if (!s.default_json.empty()) return nlohmann::json::parse(s.default_json);
+  if (!s.allowed.empty()) return s.allowed.front();
+  if (s.type == "integer") return 100;
+  if (s.type == "boolean") return false;
+  if (s.type == "secret-name") return "SOME_SECRET";
+  return "/nonexistent/model-folder";
+}
+
+const std::optional<PluginSchema>& schema_of(const std::string& id) {
+  static const auto all = described_providers();
+  for (const auto& p : all)
+    if (p.id == id) return p.schema;
+  static const std::optional<PluginSchema> none;
+  return none;
+}
+
+// Every setting a built-in lists is one its factory reads: each one, at its default (or a
+// value of its type), and every allowed value, is accepted; a key it does not list is refused
+// by the providers that refuse unknown keys.
+TEST(ProviderPluginRegistration, BuiltinsDescribeExactlyTheSettingsTheyRead) {
+  // The factories themselves: a bert folder that is missing still builds (unavailable).
+  const std::map<std::string, std::pair<std::string, ProviderFactory>> spec = {
+      {"static", {"static:glove-100d", make_static_provider}},
+      {"hash", {"hash", make_hash_provider}},
+      {"openai", {"openai:text-embedding-3-small", make_openai_provider}},
+      {"bert", {"bert:/nonexistent/minilm", make_bert_provider}}};
+  ProviderContext ctx;
+  for (const auto& [id, entry] : spec) {
+    const auto& [text, make] = entry;
+    SCOPED_TRACE(id);
+    const auto& schema = schema_of(id);
+    ASSERT_TRUE(schema);
+    EXPECT_FALSE(schema->description.empty());
+    nlohmann::json all = nlohmann::json::object();
+    for (const auto& s : schema->settings) {
+      SCOPED_TRACE(s.name);
+      EXPECT_TRUE(s.type == "string" || s.type == "integer" || s.type == "number" ||
+                  s.type == "boolean" || s.type == "secret-name")
+          << s.type;
+      if (s.name == "model") continue;  // openai: must repeat the spec's model
+      nlohmann::json one = {{s.name, sample_value(s)}};
+      EXPECT_NO_THROW(make(parse_spec(text, one), ctx)) << one;
+      for (const auto& v : s.allowed) EXPECT_NO_THROW(make(parse_spec(text, {{s.name, v}}), ctx));
+      all[s.name] = sample_value(s);
+    }
+    EXPECT_NO_THROW(make(parse_spec(text, all), ctx)) << all;
+    if (id == "openai" || id == "bert") {
+      EXPECT_EQ(code_of([&] {
+                  make(parse_spec(text, {{"not_a_setting", 1}}), ctx);
+                }),
+                Code::invalid_argument);
+    }
+  }
+  // Known models and their dimensions.
+  const auto& st = schema_of("static");
+  ASSERT_EQ(st->models.size(), 1u);
+  EXPECT_EQ(st->models[0].name, "glove-100d");
+  EXPECT_EQ(st->models[0].dimensions, 100);
+  EXPECT_TRUE(st->models[0].is_default);
+  bool small = false;
+  for (const auto& m : schema_of("openai")->models)
+    small |= m.name == "text-embedding-3-small" && m.dimensions == 1536;
+  EXPECT_TRUE(small);
+}
+
+TEST(ProviderPluginRegistration, APluginRegisteredWithoutASchemaIsListedUndescribed) {
+  register_provider("undescribed-embedder", fake("undescribed-embedder", 3, true));
+  PluginSchema schema;
+  schema.description = "an app's embedder";
+  schema.settings.push_back({"width", "integer", false, "8", "vector length", {}});
+  register_provider("described-embedder", fake("described-embedder", 8, true), schema);
+  bool undescribed = false, described = false;
+  for (const auto& p : described_providers()) {
+    if (p.id == "undescribed-embedder") undescribed = !p.schema.has_value();
+    if (p.id == "described-embedder")
+      described = p.schema && p.schema->description == "an app's embedder" &&
+                  p.schema->settings.size() == 1 && p.schema->settings[0].name == "width";
+  }
+  EXPECT_TRUE(undescribed);
+  EXPECT_TRUE(described);
+}
+
 TEST(L2Normalize, UnitLengthAndZeroStaysZero) {
   Vector v{3, 4};
   l2_normalize(v);

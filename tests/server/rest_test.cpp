@@ -1,7 +1,11 @@
 // The REST API over real HTTP (SPEC §9): every route group, the one error envelope and its
 // status codes, pagination, multipart and JSON uploads, and the background indexer.
 #include <chrono>
+#include <mutex>
 #include <set>
+
+#include "core/util.h"
+#include "quarry/plugin.h"
 
 #include "server_fixture.h"
 
@@ -326,6 +330,236 @@ TEST_F(Rest, TheIndexerEmbedsUploadsAndReindexReportsProgress) {
   EXPECT_NE(metrics->body.find("quarry_documents{kb=\"v\"} 2"), std::string::npos) << metrics->body;
   EXPECT_NE(metrics->body.find("quarry_http_requests_total{route=\"search\",status=\"200\"}"),
             std::string::npos);
+}
+
+TEST_F(Rest, PluginsListProvidersAndStoresWithTheirSettings) {
+  // An application's plugin registered without a schema is listed, undescribed.
+  static std::once_flag once;
+  std::call_once(once, [] {
+    register_store("rest-undescribed", [](const Settings&, const StoreContext&) {
+      return std::unique_ptr<VectorStore>();
+    });
+  });
+  auto r = get("/plugins");
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto find = [&](const char* kind, const std::string& id) {
+    for (const auto& p : r.json[kind])
+      if (p["id"] == id) return p;
+    ADD_FAILURE() << kind << " " << id << " missing: " << r.body;
+    return json();
+  };
+  auto setting = [](const json& plugin, const std::string& name) {
+    for (const auto& s : plugin["settings"])
+      if (s["name"] == name) return s;
+    ADD_FAILURE() << name << " missing from " << plugin.dump();
+    return json();
+  };
+  for (const char* id : {"static", "bert", "hash", "openai"}) {
+    json p = find("providers", id);
+    EXPECT_TRUE(p["description"].is_string()) << id;
+    EXPECT_TRUE(p["settings"].is_array()) << id;
+    EXPECT_TRUE(p["models"].is_array()) << id;
+  }
+  json hash = find("providers", "hash");
+  EXPECT_EQ(setting(hash, "dimensions"),
+            (json{{"name", "dimensions"},
+                  {"type", "integer"},
+                  {"required", false},
+                  {"default", 256},
+                  {"description", setting(hash, "dimensions")["description"]},
+                  {"enum", nullptr}}));
+  json glove = find("providers", "static")["models"][0];
+  EXPECT_EQ(glove["name"], "glove-100d");
+  EXPECT_EQ(glove["dimensions"], 100);
+  EXPECT_EQ(glove["default"], true);
+  EXPECT_EQ(setting(find("providers", "openai"), "api_key_secret")["type"], "secret-name");
+  EXPECT_EQ(setting(find("providers", "openai"), "api")["enum"], (json{"openai", "ollama"}));
+  for (const char* id : {"embedded", "memory", "chroma", "qdrant", "pgvector"})
+    EXPECT_TRUE(find("stores", id)["settings"].is_array()) << id;
+  EXPECT_FALSE(find("stores", "embedded").contains("models"));
+  EXPECT_TRUE(setting(find("stores", "pgvector"), "dsn_secret")["required"].get<bool>());
+  json undescribed = find("stores", "rest-undescribed");
+  EXPECT_TRUE(undescribed["settings"].is_null());
+  EXPECT_TRUE(undescribed["description"].is_null());
+
+  // What is listed is what a KB accepts: the embedded store with every listed setting, and the
+  // hash provider with its own; a key not listed is refused.
+  json store_settings = json::object();
+  for (const auto& s : find("stores", "embedded")["settings"])
+    store_settings[s["name"].get<std::string>()] = s["default"].is_null() ? json(2) : s["default"];
+  json embedder_settings = json::object();
+  for (const auto& s : hash["settings"])
+    embedder_settings[s["name"].get<std::string>()] = s["default"];
+  auto made = send("POST", "/kbs",
+                   {{"name", "described"},
+                    {"config",
+                     {{"embedder", {{"provider", "hash"}, {"settings", embedder_settings}}},
+                      {"store", {{"id", "embedded"}, {"settings", store_settings}}}}}});
+  EXPECT_EQ(made.status, 201) << made.body;
+  // (A store is built, and its settings read, for a KB with an embedder.)
+  auto refused = send("POST", "/kbs",
+                      {{"name", "refused"},
+                       {"config",
+                        {{"embedder", {{"provider", "hash"}}},
+                         {"store", {{"id", "embedded"}, {"settings", {{"colour", 1}}}}}}}});
+  EXPECT_EQ(refused.status, 400) << refused.body;
+}
+
+TEST_F(Rest, APatchDryRunSaysWhatItWouldDoAndChangesNothing) {
+  make_kb("k", {{"description", "before"}});
+  add("k", "a.md", "# A\n\nGranite is an igneous rock.\n");
+  add("k", "b.md", "# B\n\nBasalt is volcanic.\n");
+  const json before = get("/kbs/k").json;
+  const auto activity = [&] { return get("/activity?kb=k").json["entries"].size(); };
+  const auto entries = activity();
+
+  auto recut = send("PATCH", "/kbs/k?dry_run=true", {{"settings", {{"chunking.max_tokens", 64}}}});
+  ASSERT_EQ(recut.status, 200) << recut.body;
+  EXPECT_EQ(recut.json["dry_run"], true);
+  EXPECT_EQ(recut.json["config"]["chunking"]["max_tokens"], 64);
+  EXPECT_EQ(recut.json["re_cut"], true);
+  EXPECT_EQ(recut.json["re_cut_at"], "now");
+  EXPECT_EQ(recut.json["re_embed"], false);
+  EXPECT_EQ(recut.json["vectors"], "none");
+  EXPECT_EQ(recut.json["documents"], 2);
+  EXPECT_EQ(recut.json["chunks"], before["chunks"]);
+  EXPECT_NE(recut.json["config_revision"]["before"], recut.json["config_revision"]["after"]);
+  EXPECT_EQ(recut.json["config_revision"]["before"], before["config_revision"]);
+
+  auto described = send("PATCH", "/kbs/k?dry_run=1", {{"settings", {{"description", "after"}}}});
+  ASSERT_EQ(described.status, 200) << described.body;
+  EXPECT_EQ(described.json["description"], "after");
+  EXPECT_EQ(described.json["re_cut"], false);
+  EXPECT_TRUE(described.json["re_cut_at"].is_null());
+  EXPECT_EQ(described.json["re_embed"], false);
+  EXPECT_EQ(described.json["revision"]["before"], described.json["revision"]["after"]);
+
+  auto embed =
+      send("PATCH", "/kbs/k?dry_run=true", {{"settings", {{"embedder.provider", "hash:64"}}}});
+  ASSERT_EQ(embed.status, 200) << embed.body;
+  EXPECT_EQ(embed.json["re_embed"], true);
+  EXPECT_EQ(embed.json["vectors"], "first");
+  EXPECT_NE(embed.json["revision"]["before"], embed.json["revision"]["after"]);
+
+  // The same errors as the real call, with the same field.
+  const json bad = {{"settings", {{"chunking.max_tokens", 3}}}};
+  auto dry_bad = send("PATCH", "/kbs/k?dry_run=true", bad);
+  auto real_bad = send("PATCH", "/kbs/k", bad);
+  EXPECT_EQ(dry_bad.status, 400);
+  EXPECT_EQ(dry_bad.status, real_bad.status);
+  EXPECT_EQ(dry_bad.json["error"], real_bad.json["error"]);
+  EXPECT_EQ(dry_bad.json["error"]["details"]["field"], "chunking.max_tokens");
+  EXPECT_EQ(send("PATCH", "/kbs/nope?dry_run=true", bad).status, 404);
+  auto not_bool = send("PATCH", "/kbs/k?dry_run=maybe", {{"settings", {{"description", "x"}}}});
+  EXPECT_EQ(not_bool.status, 400);
+  EXPECT_EQ(not_bool.json["error"]["details"]["field"], "dry_run");
+
+  // Nothing was written: the KB and its activity log are as they were.
+  const json after = get("/kbs/k").json;
+  EXPECT_EQ(after["config"], before["config"]);
+  EXPECT_EQ(after["updated_at"], before["updated_at"]);
+  EXPECT_EQ(after["chunks"], before["chunks"]);
+  EXPECT_EQ(activity(), entries);
+
+  // The real call does what the dry run said.
+  auto real = send("PATCH", "/kbs/k", {{"settings", {{"chunking.max_tokens", 64}}}});
+  ASSERT_EQ(real.status, 200) << real.body;
+  EXPECT_EQ(real.json["config_revision"], recut.json["config_revision"]["after"]);
+  EXPECT_EQ(real.json["chunks"], recut.json["chunks_after"]);
+}
+
+TEST_F(Rest, ADryRunOfAnEmbeddedKbSaysBlueGreenAndWhenItReCuts) {
+  make_kb("v", {{"embedder", {{"provider", "hash:64"}}}});
+  add("v", "a.md", "Tides follow the moon.\n");
+  wait_vectors("v");
+  auto model =
+      send("PATCH", "/kbs/v?dry_run=true", {{"settings", {{"embedder.provider", "hash:32"}}}});
+  ASSERT_EQ(model.status, 200) << model.body;
+  EXPECT_EQ(model.json["vectors"], "blue_green");
+  EXPECT_EQ(model.json["re_embed"], true);
+  EXPECT_EQ(model.json["re_cut"], false);
+  auto now = send("PATCH", "/kbs/v?dry_run=true",
+                  {{"settings", {{"embedder.provider", "hash:32"}}}, {"cutover", "immediate"}});
+  EXPECT_EQ(now.json["vectors"], "replace") << now.body;
+  auto cut = send("PATCH", "/kbs/v?dry_run=true", {{"settings", {{"chunking.max_tokens", 64}}}});
+  ASSERT_EQ(cut.status, 200) << cut.body;
+  EXPECT_EQ(cut.json["vectors"], "blue_green");
+  EXPECT_EQ(cut.json["re_cut"], true);
+  EXPECT_EQ(cut.json["re_cut_at"], "cutover");
+  auto timeout = send("PATCH", "/kbs/v?dry_run=true", {{"settings", {{"description", "tides"}}}});
+  EXPECT_EQ(timeout.json["vectors"], "unchanged") << timeout.body;
+  EXPECT_EQ(timeout.json["re_embed"], false);
+  EXPECT_EQ(get("/kbs/v").json["vectors"]["building_revision"], nullptr);
+}
+
+// Code points of UTF-8 text (what JavaScript's [...s] and Python's str index by).
+std::u32string code_points(const std::string& s) {
+  std::u32string out;
+  for (std::size_t i = 0; i < s.size();) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    int n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    char32_t cp = n == 1 ? c : c & (0x7F >> n);
+    for (int k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+    out.push_back(cp);
+    i += static_cast<std::size_t>(n);
+  }
+  return out;
+}
+
+std::string utf8(const std::u32string& s) {
+  std::string out;
+  for (char32_t c : s) core::append_utf8(out, static_cast<std::uint32_t>(c));
+  return out;
+}
+
+// The highlighted pieces of a hit (or grep match): snippet_text cut at its code-point ranges.
+std::vector<std::string> highlighted(const json& hit, const char* text_key = "snippet_text") {
+  const std::u32string text = code_points(hit[text_key].get<std::string>());
+  std::vector<std::string> out;
+  for (const auto& r : hit["highlights"]) {
+    const auto b = r[0].get<std::size_t>(), e = r[1].get<std::size_t>();
+    EXPECT_LE(b, e);
+    EXPECT_LE(e, text.size()) << hit.dump();
+    if (e <= text.size()) out.push_back(utf8(text.substr(b, e - b)));
+  }
+  return out;
+}
+
+TEST_F(Rest, HitsCarryHighlightOffsetsInCodePointsInEveryMode) {
+  make_kb("h", {{"embedder", {{"provider", "hash:64"}}}});
+  add("h", "uni.md",
+      "# Notes\n\nCrème brûlée, 日本語 and 🎉 party: the **granite** slab (bold in the file) "
+      "beside plain granite.\n");
+  wait_vectors("h");
+  for (const char* mode : {"keyword", "vector", "hybrid", "auto"}) {
+    SCOPED_TRACE(mode);
+    auto r = send("POST", "/kbs/h/search", {{"query", "granite"}, {"mode", mode}});
+    ASSERT_EQ(r.status, 200) << r.body;
+    ASSERT_EQ(r.json["hits"].size(), 1u) << r.body;
+    const json& hit = r.json["hits"][0];
+    const std::string text = hit["snippet_text"];
+    // The document's own ** stay in the text; the engine's markers are gone from it.
+    EXPECT_NE(text.find("the **granite** slab"), std::string::npos) << text;
+    EXPECT_NE(hit["snippet"].get<std::string>().find("the ****granite**** slab"), std::string::npos)
+        << hit["snippet"];
+    EXPECT_EQ(highlighted(hit), (std::vector<std::string>{"granite", "granite"})) << hit.dump();
+    // In code points: 🎉 is one (two UTF-16 units, four bytes), 日本語 three, è and û one each.
+    const std::size_t at = code_points(text).find(code_points("granite"));
+    EXPECT_EQ(hit["highlights"][0][0], at);
+    EXPECT_EQ(at, code_points(text.substr(0, text.find("granite"))).size());
+  }
+  // A word with diacritics lights up whole, at the right characters.
+  auto accent = send("POST", "/kbs/h/search", {{"query", "brûlée"}, {"mode", "keyword"}});
+  ASSERT_EQ(accent.json["hits"].size(), 1u) << accent.body;
+  EXPECT_EQ(highlighted(accent.json["hits"][0]), (std::vector<std::string>{"brûlée"}));
+
+  // Grep: `ranges` are bytes of the line, `highlights` the same matches in code points.
+  auto g = send("POST", "/kbs/h/grep", {{"pattern", "gran[a-z]+"}});
+  ASSERT_EQ(g.status, 200) << g.body;
+  ASSERT_EQ(g.json["matches"].size(), 1u);
+  const json& m = g.json["matches"][0];
+  EXPECT_EQ(highlighted(m, "text"), (std::vector<std::string>{"granite", "granite"}));
+  EXPECT_NE(m["ranges"][0][0], m["highlights"][0][0]);  // bytes and code points differ here
 }
 
 TEST_F(Rest, ActivityLogNamesTheSurface) {

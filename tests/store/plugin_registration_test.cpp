@@ -4,8 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
+#include <map>
+#include <optional>
 
 #include "quarry/plugin.h"
+#include "store/chroma/chroma_store.h"
+#include "store/embedded/embedded_store.h"
+#include "store/pgvector/pg_sql.h"
+#include "store/qdrant/qdrant_store.h"
 #include "store/vector_store.h"
 #include "test_util.h"
 
@@ -108,6 +115,81 @@ TEST(StorePluginRegistration, MetadataMustBeTheTextOfAnObject) {
   d.metadata_json = "";  // counts as {}
   EXPECT_EQ(s->upsert(StoreScope{"kb", "r", 2}, d).written, 1);
   EXPECT_EQ(s->count(StoreScope{"kb", "r", 2}), 1);
+}
+
+// A value of a described setting: its default, else one of its type.
+nlohmann::json sample_value(const PluginSetting& s) {
+  if (!s.default_json.empty()) return nlohmann::json::parse(s.default_json);
+  if (!s.allowed.empty()) return s.allowed.front();
+  if (s.type == "integer") return 2;
+  if (s.type == "boolean") return false;
+  return "SOME_SECRET";  // secret-name (and any other string)
+}
+
+// Every setting a built-in store lists is one its parser reads (each parser refuses keys it
+// does not know): each one alone (pgvector: with its required dsn_secret), all of them at once,
+// and every allowed value are accepted; the documented defaults are values the parser takes.
+TEST(StorePluginRegistration, BuiltinsDescribeExactlyTheSettingsTheyRead) {
+  using Parse = std::function<void(const nlohmann::json&)>;
+  const std::map<std::string, Parse> parsers = {
+      {"embedded", [](const nlohmann::json& j) { embedded::parse_settings(j); }},
+      {"chroma", [](const nlohmann::json& j) { chroma::parse_chroma_settings(j); }},
+      {"qdrant", [](const nlohmann::json& j) { qdrant::parse_qdrant_settings(j); }},
+      {"pgvector", [](const nlohmann::json& j) { pgvector::parse_pg_settings(j); }},
+      {"memory",
+       [](const nlohmann::json& j) {
+         StoreRegistry::builtin().create("memory", j, StoreContext{});
+       }},
+  };
+  std::map<std::string, std::optional<PluginSchema>> schemas;
+  for (auto& p : described_stores()) schemas[p.id] = p.schema;
+  for (const auto& [id, parse] : parsers) {
+    SCOPED_TRACE(id);
+    ASSERT_TRUE(schemas[id]);
+    const PluginSchema& schema = *schemas[id];
+    EXPECT_FALSE(schema.description.empty());
+    EXPECT_TRUE(schema.models.empty());
+    nlohmann::json base = nlohmann::json::object();
+    for (const auto& s : schema.settings)
+      if (s.required) base[s.name] = sample_value(s);
+    nlohmann::json all = base;
+    for (const auto& s : schema.settings) {
+      SCOPED_TRACE(s.name);
+      nlohmann::json one = base;
+      one[s.name] = sample_value(s);
+      EXPECT_NO_THROW(parse(one)) << one;
+      for (const auto& v : s.allowed) {
+        one[s.name] = v;
+        EXPECT_NO_THROW(parse(one)) << one;
+      }
+      all[s.name] = sample_value(s);
+    }
+    EXPECT_NO_THROW(parse(all)) << all;
+    nlohmann::json unknown = base;
+    unknown["not_a_setting"] = 1;
+    EXPECT_EQ(code_of([&] { parse(unknown); }), Code::invalid_argument);
+  }
+  EXPECT_TRUE(schemas["memory"]->settings.empty());
+  // pgvector's one required setting, by name and type.
+  const auto& pg = schemas["pgvector"]->settings;
+  ASSERT_FALSE(pg.empty());
+  EXPECT_EQ(pg[0].name, "dsn_secret");
+  EXPECT_EQ(pg[0].type, "secret-name");
+  EXPECT_TRUE(pg[0].required);
+}
+
+TEST(StorePluginRegistration, AStoreRegisteredWithoutASchemaIsListedUndescribed) {
+  register_store("undescribed-store", memory_factory());
+  PluginSchema schema;
+  schema.description = "an app's store";
+  register_store("described-store", memory_factory(), schema);
+  std::map<std::string, std::optional<PluginSchema>> schemas;
+  for (auto& p : described_stores()) schemas[p.id] = p.schema;
+  ASSERT_TRUE(schemas.count("undescribed-store"));
+  EXPECT_FALSE(schemas["undescribed-store"]);
+  ASSERT_TRUE(schemas["described-store"]);
+  EXPECT_EQ(schemas["described-store"]->description, "an app's store");
+  EXPECT_TRUE(schemas["described-store"]->settings.empty());
 }
 
 }  // namespace

@@ -196,10 +196,10 @@ std::vector<KeywordRow> SqliteKeywordIndex::load_chunks(const KbRef& kb,
   return out;
 }
 
-std::vector<std::string> SqliteKeywordIndex::snippets(
+std::vector<Snippet> SqliteKeywordIndex::snippets(
     const std::string& query, const std::vector<const std::string*>& texts) const {
   Snippeter s(d_.fts5, query);
-  std::vector<std::string> out;
+  std::vector<Snippet> out;
   out.reserve(texts.size());
   for (const auto* t : texts) out.push_back(s.make(*t));
   return out;

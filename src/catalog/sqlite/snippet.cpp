@@ -12,7 +12,7 @@ Snippeter::Snippeter(fts5_api* api, std::string_view query_text) : tokenizer_(ap
   });
 }
 
-std::string Snippeter::make(std::string_view text, int window) const {
+Snippet Snippeter::make(std::string_view text, int window) const {
   std::unordered_map<std::string, int> term_ids;
   std::vector<Token> toks;
   tokenizer_.tokenize(text, FTS5_TOKENIZE_DOCUMENT, [&](std::string_view stem, int start, int end) {
@@ -53,29 +53,47 @@ std::string Snippeter::make(std::string_view text, int window) const {
   std::size_t last = std::min(n, best + w);
   std::size_t from = n ? static_cast<std::size_t>(best == 0 ? 0 : toks[best].start) : 0;
   std::size_t to = (last == n) ? text.size() : static_cast<std::size_t>(toks[last - 1].end);
-  std::string out = from > 0 ? "…" : "";
+  // Two strings at once: `marked` with the ** markers, `plain` without them. The highlights
+  // are taken where the markers go (code points of `plain`), so a document's own "**" can
+  // never be mistaken for one.
+  Snippet out;
+  std::string& marked = out.marked;
+  std::string& plain = out.text;
+  std::size_t plain_cps = 0;
+  auto put = [&](std::string_view s) {
+    marked += s;
+    plain += s;
+    for (char ch : s)
+      if ((static_cast<unsigned char>(ch) & 0xC0) != 0x80) ++plain_cps;
+  };
+  if (from > 0) put("…");
   std::size_t pos = from;
-  auto append = [&out](std::string_view s) {
+  auto append = [&](std::string_view s) {
     for (char ch : s) {
       if (ch == '\n' || ch == '\r' || ch == '\t') {
-        if (!out.empty() && out.back() != ' ') out += ' ';
+        if (!plain.empty() && plain.back() != ' ') put(" ");
       } else {
-        out += ch;
+        put(std::string_view(&ch, 1));
       }
     }
   };
   for (std::size_t i = best; i < last; ++i) {
     if (!toks[i].hit) continue;
     append(text.substr(pos, static_cast<std::size_t>(toks[i].start) - pos));
-    out += "**";
+    marked += "**";
+    const std::size_t begin = plain_cps;
     append(text.substr(static_cast<std::size_t>(toks[i].start),
                        static_cast<std::size_t>(toks[i].end - toks[i].start)));
-    out += "**";
+    marked += "**";
+    out.highlights.emplace_back(begin, plain_cps);
     pos = static_cast<std::size_t>(toks[i].end);
   }
   append(text.substr(pos, to - pos));
-  while (!out.empty() && out.back() == ' ') out.pop_back();
-  if (to < text.size()) out += "…";
+  while (!plain.empty() && plain.back() == ' ') {
+    plain.pop_back();
+    marked.pop_back();
+  }
+  if (to < text.size()) put("…");
   return out;
 }
 

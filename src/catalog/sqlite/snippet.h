@@ -10,6 +10,7 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "catalog/keyword_index.h"
 #include "catalog/sqlite/fts_tokenizer.h"
 
 namespace quarry::catalog {
@@ -22,8 +23,9 @@ class Snippeter {
   Snippeter& operator=(const Snippeter&) = delete;
 
   // About `window` tokens of `text` around the densest run of query terms, matches wrapped in
-  // ** **, newlines folded to spaces, "…" where the text was cut.
-  std::string make(std::string_view text, int window = 32) const;
+  // ** ** (`marked`; `text` and `highlights` say the same without markers), newlines folded
+  // to spaces, "…" where the text was cut.
+  Snippet make(std::string_view text, int window = 32) const;
 
  private:
   struct Token {

@@ -59,8 +59,8 @@ class SqliteKeywordIndex final : public KeywordIndex, SqliteTable {  // keyword_
   void load_keys(KeywordRow* begin, KeywordRow* end) const override;
   std::vector<KeywordRow> load_chunks(const KbRef& kb,
                                       const std::vector<ChunkKey>& keys) const override;
-  std::vector<std::string> snippets(const std::string& query,
-                                    const std::vector<const std::string*>& texts) const override;
+  std::vector<Snippet> snippets(const std::string& query,
+                                const std::vector<const std::string*>& texts) const override;
 };
 
 class SqliteAuditLog final : public AuditLog, SqliteTable {  // audit_log.cpp

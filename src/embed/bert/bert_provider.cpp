@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/plugin_version.h"
 #include "core/util.h"
 #include "embed/bert/bert_model.h"
 #include "embed/provider.h"
@@ -327,6 +328,22 @@ std::vector<std::int32_t> bert_token_ids(EmbeddingProvider& p, const std::string
                                          bool query) {
   auto* b = dynamic_cast<BertProvider*>(&p);
   return b ? b->ids_as_embedded(text, query) : std::vector<std::int32_t>{};
+}
+
+// What make_bert_provider() reads.
+PluginSchema bert_provider_schema() {
+  PluginSchema s;
+  s.description =
+      "BERT-family transformer encoders (MiniLM, bge, e5, gte) from a local folder "
+      "(model.safetensors, tokenizer.json, config.json); the model is the folder or its name "
+      "in the models folders: bert:all-MiniLM-L6-v2.";
+  s.settings = {core::plugin_setting("query_prefix", "string", "",
+                                     "Text put before every query (default: the model family's: "
+                                     "\"query: \" for e5, bge's instruction, else none)."),
+                core::plugin_setting("document_prefix", "string", "",
+                                     "Text put before every chunk (default: \"passage: \" for e5, "
+                                     "else none).")};
+  return s;
 }
 
 }  // namespace quarry::embed

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/plugin_version.h"
 #include "embed/hash/stable_hash.h"
 #include "embed/provider.h"
 #include "quarry/error.h"
@@ -152,6 +153,18 @@ class HashProvider final : public EmbeddingProvider {
 std::unique_ptr<EmbeddingProvider> make_hash_provider(const ProviderSpec& spec,
                                                       const ProviderContext&) {
   return std::make_unique<HashProvider>(parse_dims(spec));
+}
+
+// What parse_dims() reads.
+PluginSchema hash_provider_schema() {
+  PluginSchema s;
+  s.description =
+      "Feature hashing of words and word pieces: no model file, deterministic, lexical rather "
+      "than semantic (tests, demos). The model is the dimension count: hash:512.";
+  s.settings = {core::plugin_setting(
+      "dimensions", "integer", std::to_string(kDefaultDims),
+      "Vector length, 1-8192; when the spec also names one (hash:N), both must agree.")};
+  return s;
 }
 
 }  // namespace quarry::embed

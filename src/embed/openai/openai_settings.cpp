@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 
+#include "core/plugin_version.h"
 #include "core/util.h"
 #include "embed/openai/openai_provider.h"
 #include "quarry/error.h"
@@ -32,12 +33,17 @@ std::int64_t get_int(const json& v, const std::string& key, std::int64_t lo, std
 }
 
 // Models whose native dimension is public and stable, so `dimensions` may be left out.
-int known_dimensions(std::string model) {
+const std::map<std::string, int>& known_models() {
   static const std::map<std::string, int> known = {
       {"text-embedding-3-small", 1536}, {"text-embedding-3-large", 3072},
       {"text-embedding-ada-002", 1536}, {"nomic-embed-text", 768},
       {"mxbai-embed-large", 1024},      {"all-minilm", 384},
   };
+  return known;
+}
+
+int known_dimensions(std::string model) {
+  const auto& known = known_models();
   if (auto colon = model.find(':');
       colon != std::string::npos && model.compare(colon, std::string::npos, ":latest") == 0)
     model.resize(colon);  // Ollama's default tag
@@ -136,6 +142,51 @@ std::size_t estimate_tokens(std::string_view text) {
       ++other;
   }
   return (ascii + 3) / 4 + other;
+}
+
+// What parse_openai_settings() reads, with OpenAiSettings' defaults.
+PluginSchema openai_provider_schema() {
+  const OpenAiSettings d;
+  using core::plugin_setting;
+  auto num = [](auto v) { return std::to_string(static_cast<std::int64_t>(v)); };
+  PluginSchema s;
+  s.description =
+      "OpenAI's embeddings API, or a server that speaks it or Ollama's (api: ollama); the model "
+      "is required: openai:text-embedding-3-small.";
+  s.settings = {
+      plugin_setting("base_url", "string", "\"" + d.base_url + "\"",
+                     "The API's base URL (Ollama's default: http://127.0.0.1:11434)."),
+      plugin_setting("model", "string", "",
+                     "Tolerated only when it repeats the model of the provider spec."),
+      plugin_setting("dimensions", "integer", "",
+                     "Vector length, 1-65536; required unless the model is a known one (see "
+                     "models), and sent to models that can shorten their vectors.",
+                     false),
+      plugin_setting("api_key_secret", "secret-name", "\"" + d.api_key_secret + "\"",
+                     "The secret (quarry secret set NAME) holding the API key."),
+      plugin_setting("api", "string", "\"" + d.api + "\"",
+                     "The wire protocol: openai, or ollama for Ollama's own API.", false,
+                     {"openai", "ollama"}),
+      plugin_setting("batch_size", "integer", num(d.batch_size), "Texts per request, 1-2048."),
+      plugin_setting("max_batch_tokens", "integer", num(d.max_batch_tokens),
+                     "Estimated tokens per request at most."),
+      plugin_setting("max_input_tokens", "integer", num(d.max_input_tokens),
+                     "The model's input limit in tokens (chunks are cut within it)."),
+      plugin_setting("requests_per_minute", "integer", num(d.requests_per_minute),
+                     "Rate limit of requests; 0 = none."),
+      plugin_setting("tokens_per_minute", "integer", num(d.tokens_per_minute),
+                     "Rate limit of tokens; 0 = none."),
+      plugin_setting("timeout_ms", "integer", num(d.timeout_ms), "Limit for one request."),
+      plugin_setting("max_retries", "integer", num(d.max_retries),
+                     "Retries of a failed request, 0-20."),
+      plugin_setting("retry_base_delay_ms", "integer", num(d.retry_base_delay_ms),
+                     "First retry delay (full-jitter exponential backoff)."),
+      plugin_setting("retry_max_delay_ms", "integer", num(d.retry_max_delay_ms),
+                     "Longest retry delay."),
+      plugin_setting("allow_private", "boolean", "false",
+                     "Allow loopback and private addresses (a local Ollama needs true).")};
+  for (const auto& [name, dims] : known_models()) s.models.push_back({name, dims, "", false});
+  return s;
 }
 
 }  // namespace quarry::embed

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "core/plugin_version.h"
 #include "embed/provider.h"
 #include "embed/static/static_model.h"
 #include "quarry/error.h"
@@ -230,6 +231,26 @@ std::unique_ptr<EmbeddingProvider> make_static_provider(const ProviderSpec& spec
   if (dims == 0) dims = kFallbackDims;
   return std::make_unique<StaticProvider>(std::move(name), std::move(explicit_dir),
                                           std::move(candidates), dims);
+}
+
+// What make_static_provider() reads.
+PluginSchema static_provider_schema() {
+  PluginSchema s;
+  s.description =
+      "Static token-embedding models (model2vec layout) and word vectors converted to it "
+      "(GloVe), from a local folder: fast and offline, a paraphrase helper for hybrid search.";
+  s.settings = {
+      core::plugin_setting("model_dir", "string", "",
+                           "The model's folder; without it the model is looked up by name in "
+                           "the models folders (QUARRY_MODELS_DIR, <data-dir>/models)."),
+      core::plugin_setting("dimensions", "integer", "",
+                           "The vector length, when known before the model is installed; it "
+                           "must match the model's (default: the model's).")};
+  s.models = {{kDefaultModel, dims_from_name(kDefaultModel),
+               "GloVe 6B word vectors, 100 dimensions, with SIF weighting (scripts/setup "
+               "installs it)",
+               true}};
+  return s;
 }
 
 }  // namespace quarry::embed

@@ -9,6 +9,7 @@
 // presence get marker keys and mixed lists are split by type.
 #include <variant>
 
+#include "core/plugin_version.h"
 #include "core/util.h"
 #include "quarry/error.h"
 #include "store/chroma/chroma_store.h"
@@ -140,6 +141,31 @@ json flatten_metadata(const json& metadata) {
 json translate_filter(const core::Filter& filter) {
   if (filter.empty()) return json::object();
   return kDialect.translate(filter);
+}
+
+PluginSchema chroma_store_schema() {
+  const ChromaSettings d;
+  using core::plugin_setting;
+  PluginSchema s;
+  s.description = "A Chroma server (HTTP API v2): one collection per KB revision.";
+  s.settings = remote_settings_schema(d, "x-chroma-token");
+  s.settings.push_back(
+      plugin_setting("tenant", "string", "\"" + d.tenant + "\"", "Chroma tenant."));
+  s.settings.push_back(plugin_setting("database", "string", "\"" + d.database + "\"",
+                                      "Chroma database in that tenant."));
+  s.settings.push_back(plugin_setting("create_database", "boolean", "false",
+                                      "Create the database when the tenant lacks it."));
+  s.settings.push_back(
+      plugin_setting("batch_size", "integer", std::to_string(d.batch_size),
+                     "Records per write or read batch; 0 = the server's max_batch_size."));
+  s.settings.push_back(plugin_setting("ef_search", "integer", std::to_string(d.ef_search),
+                                      "HNSW search breadth of the collections Quarry creates."));
+  s.settings.push_back(plugin_setting("ef_construction", "integer",
+                                      std::to_string(d.ef_construction),
+                                      "HNSW build breadth of the collections Quarry creates."));
+  s.settings.push_back(plugin_setting("max_neighbors", "integer", std::to_string(d.max_neighbors),
+                                      "HNSW links per node of the collections Quarry creates."));
+  return s;
 }
 
 }  // namespace quarry::store::chroma

@@ -56,6 +56,8 @@ struct ChromaSettings : RemoteSettings {
 
 // Throws Error(invalid_argument) naming the offending key (unknown keys included).
 ChromaSettings parse_chroma_settings(const nlohmann::json& settings);
+// The keys parse_chroma_settings() reads, with ChromaSettings' defaults.
+PluginSchema chroma_store_schema();
 
 // "quarry-<slug of kb>-<12 hex of sha256(kb)>-<12 hex of sha256(kb, revision)>": at most 53
 // characters of [a-z0-9-], starting and ending with an alphanumeric (Chroma's name rules).

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/layout.h"
+#include "core/plugin_version.h"
 #include "quarry/error.h"
 #include "store/embedded/db.h"
 
@@ -212,6 +213,32 @@ std::unique_ptr<VectorStore> make_embedded_store(const nlohmann::json& settings,
     throw Error(Code::invalid_argument, "the embedded vector store needs a data directory");
   return std::make_unique<embedded::EmbeddedStore>(embedded::parse_settings(settings),
                                                    ctx.data_dir);
+}
+
+// The keys embedded::parse_settings() reads, with its defaults.
+PluginSchema embedded_store_schema() {
+  const embedded::Settings d;
+  using core::plugin_setting;
+  PluginSchema s;
+  s.description =
+      "The default: vectors in <data-dir>/vectors (SQLite), exact scan for small KBs, a HNSW "
+      "index (USearch) from hnsw_threshold rows.";
+  s.settings = {
+      plugin_setting("hnsw_threshold", "integer", std::to_string(d.hnsw_threshold),
+                     "Vectors of a KB revision from which it gets a HNSW index (below: exact "
+                     "scan)."),
+      plugin_setting("connectivity", "integer", std::to_string(d.hnsw.connectivity),
+                     "HNSW links per node, 2-256."),
+      plugin_setting("expansion_add", "integer", std::to_string(d.hnsw.expansion_add),
+                     "HNSW build breadth, 1-4096."),
+      plugin_setting("expansion_search", "integer", std::to_string(d.hnsw.expansion_search),
+                     "HNSW search breadth, 1-4096."),
+      plugin_setting("threads", "integer", "",
+                     "Threads for index builds and exact scans, 0-256; 0 = every CPU (default: "
+                     "the CPUs, at most 4)."),
+      plugin_setting("quantization", "string", "\"f32\"",
+                     "How the index keeps vectors for re-scoring.", false, {"f32", "f16", "i8"})};
+  return s;
 }
 
 }  // namespace quarry::store

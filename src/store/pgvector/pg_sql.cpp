@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 
+#include "core/plugin_version.h"
 #include "core/util.h"
 #include "quarry/error.h"
 #include "store/settings_reader.h"
@@ -362,6 +363,48 @@ bool version_at_least(const std::string& version, int major, int minor) {
   int a = 0, b = 0;
   if (std::sscanf(version.c_str(), "%d.%d", &a, &b) < 1) return false;
   return a > major || (a == major && b >= minor);
+}
+
+PluginSchema pgvector_store_schema() {
+  const PgSettings d;
+  using core::plugin_setting;
+  auto str = [](const std::string& v) { return "\"" + v + "\""; };
+  auto num = [](int v) { return std::to_string(v); };
+  auto boolean = [](bool v) { return std::string(v ? "true" : "false"); };
+  PluginSchema s;
+  s.description = "PostgreSQL with the vector extension (pgvector): vectors in your database.";
+  s.settings = {
+      plugin_setting("dsn_secret", "secret-name", "",
+                     "The secret holding the libpq connection string.", true),
+      plugin_setting("schema", "string", str(d.schema),
+                     "The schema that holds every table of this store."),
+      plugin_setting("tenancy", "string", str(d.tenancy),
+                     "row_filter: one table per revision shared by KBs; collection: one per KB "
+                     "and revision.",
+                     false, {"row_filter", "collection"}),
+      plugin_setting("index", "string", str(d.index), "The index over cosine distance.", false,
+                     {"hnsw", "ivfflat"}),
+      plugin_setting("m", "integer", num(d.m), "HNSW links per node, 2-100."),
+      plugin_setting("ef_construction", "integer", num(d.ef_construction),
+                     "HNSW build breadth, at least 2 * m."),
+      plugin_setting("ef_search", "integer", num(d.ef_search),
+                     "HNSW breadth per query (raised to top_k)."),
+      plugin_setting("lists", "integer", num(d.lists), "IVFFlat lists."),
+      plugin_setting("probes", "integer", num(d.probes), "IVFFlat lists probed per query."),
+      plugin_setting("iterative_scan", "string", str(d.iterative_scan),
+                     "pgvector >= 0.8: keep scanning until a filtered query has k rows.", false,
+                     {"relaxed_order", "strict_order", "off"}),
+      plugin_setting("pool_size", "integer", num(d.pool_size), "Pooled connections."),
+      plugin_setting("connect_timeout_s", "integer", num(d.connect_timeout_s),
+                     "Limit for opening a connection."),
+      plugin_setting("acquire_timeout_ms", "integer", num(d.acquire_timeout_ms),
+                     "Wait for a free pooled connection this long, then busy."),
+      plugin_setting("batch_rows", "integer", num(d.batch_rows), "Rows per multi-row INSERT."),
+      plugin_setting("create_extension", "boolean", boolean(d.create_extension),
+                     "Run CREATE EXTENSION vector when the database lacks it."),
+      plugin_setting("reset_on_connect", "boolean", boolean(d.reset_on_connect),
+                     "ROLLBACK; DISCARD ALL on a new connection.")};
+  return s;
 }
 
 }  // namespace quarry::store::pgvector

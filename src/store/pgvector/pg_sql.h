@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/filter.h"
+#include "quarry/plugin.h"
 
 namespace quarry::store::pgvector {
 
@@ -46,6 +47,8 @@ struct PgSettings {
 
 // Throws Error(invalid_argument) naming the offending key (unknown keys included).
 PgSettings parse_pg_settings(const nlohmann::json& settings);
+// The keys parse_pg_settings() reads, with PgSettings' defaults.
+PluginSchema pgvector_store_schema();
 
 // "x" with embedded quotes doubled: safe for any identifier.
 std::string quote_ident(const std::string& name);

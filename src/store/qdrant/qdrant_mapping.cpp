@@ -15,6 +15,7 @@
 #include <cmath>
 #include <variant>
 
+#include "core/plugin_version.h"
 #include "core/util.h"
 #include "quarry/error.h"
 #include "store/filter_translate.h"
@@ -225,6 +226,36 @@ json translate_filter(const core::Filter& filter) {
 
 json kb_condition(const std::string& kb) {
   return {{"key", kKbKey}, {"match", {{"value", kb}}}};
+}
+
+PluginSchema qdrant_store_schema() {
+  const QdrantSettings d;
+  using core::plugin_setting;
+  PluginSchema s;
+  s.description =
+      "A Qdrant server (REST): a collection per revision shared by KBs (namespace) or per KB "
+      "and revision (collection).";
+  s.settings = remote_settings_schema(d, "api-key");
+  s.settings.push_back(plugin_setting(
+      "tenancy", "string", "\"" + d.tenancy + "\"",
+      "namespace: one collection per revision, KBs told apart by the payload; collection: one "
+      "per KB and revision.",
+      false, {"namespace", "collection"}));
+  s.settings.push_back(plugin_setting("collection_prefix", "string",
+                                      "\"" + d.collection_prefix + "\"",
+                                      "Start of every collection name (1-40 of [A-Za-z0-9_-])."));
+  s.settings.push_back(plugin_setting("batch_size", "integer", std::to_string(d.batch_size),
+                                      "Points per upsert request and per scroll page."));
+  s.settings.push_back(plugin_setting("exact", "boolean", d.exact ? "true" : "false",
+                                      "Search without the HNSW index: exact, slower."));
+  s.settings.push_back(plugin_setting("hnsw_ef", "integer", std::to_string(d.hnsw_ef),
+                                      "Per-query HNSW breadth; 0 = the collection's default."));
+  s.settings.push_back(plugin_setting("hnsw_m", "integer", std::to_string(d.hnsw_m),
+                                      "HNSW links per node of the collections Quarry creates."));
+  s.settings.push_back(plugin_setting("hnsw_ef_construct", "integer",
+                                      std::to_string(d.hnsw_ef_construct),
+                                      "HNSW build breadth of the collections Quarry creates."));
+  return s;
 }
 
 }  // namespace quarry::store::qdrant

@@ -57,6 +57,8 @@ struct QdrantSettings : RemoteSettings {
 
 // Throws Error(invalid_argument) naming the offending key (unknown keys included).
 QdrantSettings parse_qdrant_settings(const nlohmann::json& settings);
+// The keys parse_qdrant_settings() reads, with QdrantSettings' defaults.
+PluginSchema qdrant_store_schema();
 
 // namespace: "<prefix>_rev_<slug of revision>_<12 hex of sha256(revision)>";
 // collection: "<prefix>_kb_<12 hex of sha256(kb)>_<12 hex of sha256(kb, revision)>".
