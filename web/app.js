@@ -277,12 +277,40 @@ function settingsInputs(prefix, schema, current) {
     const name = `${prefix}.settings.${s.name}`;
     const cur = current && current[s.name] !== undefined ? current[s.name] : '';
     let input;
-    if (s.type === 'boolean') input = select(name, [['', `default${s.default !== undefined ? ` (${s.default})` : ''}`], ['true', 'true'], ['false', 'false']], cur === '' ? '' : String(cur));
+    if (Array.isArray(s.enum) && s.enum.length) input = select(name, [['', `default${s.default !== undefined && s.default !== null ? ` (${s.default})` : ''}`], ...s.enum], cur === '' ? '' : String(cur));
+    else if (s.type === 'boolean') input = select(name, [['', `default${s.default !== undefined ? ` (${s.default})` : ''}`], ['true', 'true'], ['false', 'false']], cur === '' ? '' : String(cur));
     else if (s.type === 'integer' || s.type === 'number') input = num(name, cur, { placeholder: s.default !== undefined && s.default !== null ? String(s.default) : '' });
     else input = text(name, cur, { placeholder: s.default !== undefined && s.default !== null ? String(s.default) : '' });
     input.dataset.type = s.type;
-    return field(`${s.name}${s.required ? ' (required)' : ''}`, input, s.description);
+    const f = field(`${s.name}${s.required ? ' (required)' : ''}`, input, s.description);
+    if (s.type === 'secret-name') f.append(secretButton(input));
+    return f;
   });
+}
+
+// Next to a setting that names a secret: store the secret's value (PUT /secrets/{name}; needs
+// an admin token not limited to KBs). The value is never shown again.
+function secretButton(nameInput) {
+  const b = el('button', { type: 'button', class: 'link', text: 'Store this secret…', onclick: async () => {
+    const secretName = nameInput.value || nameInput.placeholder;
+    const value = el('input', { id: 'secret-value', type: 'password', autocomplete: 'off' });
+    const body = el('div', {}, el('p', { class: 'muted', text: `The value is stored encrypted in the server's secret store under ${secretName}; it is never shown again.` }),
+      el('label', { for: 'secret-value', text: 'Value' }), value);
+    if (!secretName) { toast('Enter the secret\'s name first', 'error'); return; }
+    const ok = await dialog({ title: `Store secret ${secretName}`, body, confirm: 'Store' });
+    if (!ok) return;
+    try {
+      await api('PUT', `/secrets/${encodeURIComponent(secretName)}`, { body: { value: value.value } });
+      toast(`Stored secret ${secretName}`);
+    } catch (e) { toast(`${e.code}: ${e.message}`, 'error'); }
+  } });
+  const me = state.me;
+  if (!me || !me.can.admin || (me.kbs && me.kbs.length)) {
+    b.disabled = true;
+    b.title = 'needs an admin token not limited to knowledge bases';
+    b.classList.add('denied');
+  }
+  return b;
 }
 
 function showFieldError(form, e) {
@@ -328,15 +356,19 @@ async function viewKbForm(v, kb, into = main) {
   const [pid, ...rest] = (emb.provider || '').split(':');
   const providers = pl ? pl.providers.map((p) => p.id) : ['static', 'bert', 'hash', 'openai'];
   const provider = select('embedder.provider', [['', 'none (keyword and grep only)'], ...providers], pid || '');
-  const model = text('embedder.model', rest.join(':'), { placeholder: 'model, e.g. glove-100d', 'aria-label': 'Model' });
+  const model = text('embedder.model', rest.join(':'), { placeholder: 'model, e.g. glove-100d', list: 'model-list' });
+  const models = el('datalist', { id: 'model-list' });
   const provSettings = el('div', { class: 'sub' });
+  const provHelp = el('div', { class: 'help' });
   const storeIds = pl ? pl.stores.map((s) => s.id) : ['embedded', 'memory', 'pgvector', 'chroma', 'qdrant'];
   const storeSel = select('store.id', storeIds, store.id || 'embedded');
   const storeSettings = el('div', { class: 'sub' });
   const drawSchemas = () => {
     const p = pl && pl.providers.find((x) => x.id === provider.value);
     provSettings.replaceChildren(...settingsInputs('embedder', p, provider.value === pid ? emb.settings : {}));
-    if (p && p.models && p.models.length && !model.value) model.placeholder = `model, e.g. ${p.models[0].name || p.models[0]}`;
+    models.replaceChildren(...((p && p.models) || []).map((m) => el('option', { value: m.name, text: `${m.name}${m.dimensions ? ` (${m.dimensions} dimensions)` : ''}` })));
+    model.placeholder = p && p.models && p.models.length ? `model, e.g. ${p.models[0].name}` : 'model (see the provider\'s description)';
+    provHelp.textContent = p && p.description ? p.description : '';
     const s = pl && pl.stores.find((x) => x.id === storeSel.value);
     storeSettings.replaceChildren(...settingsInputs('store', s, storeSel.value === store.id ? store.settings : {}));
     model.disabled = !provider.value;
@@ -417,7 +449,7 @@ async function viewKbForm(v, kb, into = main) {
       const wire = {};
       for (const [k, val] of Object.entries(changes)) wire[k] = Array.isArray(val) || (val && typeof val === 'object') ? JSON.stringify(val) : val;
       save.disabled = true;
-      const plan = await api('PATCH', kbPath(kb.name), { body: { settings: wire, dry_run: true } });
+      const plan = await api('PATCH', kbPath(kb.name), { query: { dry_run: 'true' }, body: { settings: wire } });
       const what = planSummary(plan);
       if (what.rebuild) {
         const ok = await dialog({ title: 'This change rebuilds the index', body: what.text, confirm: 'Save and rebuild' });
@@ -441,7 +473,8 @@ async function viewKbForm(v, kb, into = main) {
     field('Overlap tokens', overlap)),
   el('fieldset', {}, el('legend', { text: 'Embedder' }),
     field('Provider', provider, 'Changing it re-embeds every chunk; the old vectors answer until the new ones are complete.'),
-    el('div', { class: 'field', dataset: { for: 'embedder.model' } }, el('label', { for: 'f-model', text: 'Model' }), Object.assign(model, { id: 'f-model' }), el('div', { class: 'field-error', role: 'alert' })),
+    provHelp,
+    el('div', { class: 'field', dataset: { for: 'embedder.model' } }, el('label', { for: 'f-model', text: 'Model' }), Object.assign(model, { id: 'f-model' }), models, el('div', { class: 'field-error', role: 'alert' })),
     provSettings),
   el('fieldset', {}, el('legend', { text: 'Vector store' }), field('Store', storeSel), storeSettings),
   el('fieldset', {}, el('legend', { text: 'Hybrid search' }),
@@ -455,12 +488,19 @@ async function viewKbForm(v, kb, into = main) {
   if (!editing) name.focus();
 }
 
-// What a dry run says, in words: {rebuild, text}.
-function planSummary(plan) {
-  const p = plan.plan || plan;
+// What a dry run (PATCH ?dry_run=true) says, in words: {rebuild, text}.
+function planSummary(p) {
   const parts = [];
-  if (p.reembed) parts.push(`re-embeds ${fmtNum(p.chunks ?? p.affected_chunks ?? 0)} chunks into a new revision (blue-green: the current vectors answer until it is complete)`);
-  if (p.recut) parts.push(`re-cuts ${fmtNum(p.documents ?? p.affected_documents ?? 0)} documents into new chunks`);
+  if (p.re_embed) {
+    const how = {
+      blue_green: ' into a new revision (blue-green: the current vectors answer until it is complete)',
+      replace: ', replacing the current vectors at once',
+      first: ' for the first time',
+    }[p.vectors] || '';
+    parts.push(`re-embeds ${fmtNum(p.chunks_after ?? p.chunks)} chunks${how}`);
+  }
+  if (p.re_cut) parts.push(`re-cuts ${fmtNum(p.documents)} documents into new chunks${p.re_cut_at === 'cutover' ? ' when the new revision cuts over' : ''}`);
+  if (p.vectors === 'drop') parts.push('drops the stored vectors');
   return { rebuild: parts.length > 0, text: parts.length ? `Saving ${parts.join(' and ')}.` : 'No rebuild needed.' };
 }
 
