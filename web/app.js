@@ -979,6 +979,7 @@ function viewSearch(v, kb, body, query) {
         res = await api('POST', kbPath(name, '/search'), { signal: ctl.signal, body: { query: text, mode: m, top_k: Number(topk.value) || 10, filter: f } });
       }
       if (my !== seq || !v.alive) return;
+      performance.measure('quarry:search-answer', `quarry:search-start:${my}`);
       results.replaceChildren(m === 'grep' ? grepResults(res) : searchResults(res));
       void results.offsetHeight;  // laid out: what the benchmark (bench/ui.mjs) times ends here
       performance.measure('quarry:search', `quarry:search-start:${my}`);
