@@ -379,6 +379,13 @@ async function viewKbForm(v, kb, into = main) {
 
   const fusion = select('hybrid.fusion', ['interpolation', 'rrf'], hy.fusion || 'interpolation');
   const ratio = num('hybrid.semantic_ratio', hy.semantic_ratio, { min: 0, max: 1, step: 'any' });
+  const rrfK = num('hybrid.rrf_k', hy.rrf_k, { min: 1, max: 10000 });
+  const kwW = num('hybrid.keyword_weight', hy.keyword_weight, { min: 0, max: 100, step: 'any' });
+  const vecW = num('hybrid.vector_weight', hy.vector_weight, { min: 0, max: 100, step: 'any' });
+  const subj = cfg.subjects || { keys: [] };
+  const subjects = text('subjects.keys', (subj.keys || []).join(', '), { placeholder: 'e.g. customer_id', spellcheck: 'false' });
+  const embMode = select('store.embedding_mode', [['', 'default (auto)'], 'auto', 'platform', 'plugin'], store.embedding_mode || '');
+  const revision = num('revision', cfg.revision, { min: 0 });
   const maxUp = num('limits.max_upload_bytes', lim.max_upload_bytes, { min: 1 });
   const maxChDoc = num('limits.max_chunks_per_document', lim.max_chunks_per_document, { min: 1 });
   const maxChCall = num('limits.max_chunks_per_call', lim.max_chunks_per_call, { min: 1 });
@@ -414,6 +421,12 @@ async function viewKbForm(v, kb, into = main) {
     }
     put('hybrid.fusion', fusion.value, hy.fusion || 'interpolation');
     put('hybrid.semantic_ratio', n(ratio), hy.semantic_ratio ?? null);
+    put('hybrid.rrf_k', n(rrfK), hy.rrf_k ?? null);
+    put('hybrid.keyword_weight', n(kwW), hy.keyword_weight ?? null);
+    put('hybrid.vector_weight', n(vecW), hy.vector_weight ?? null);
+    put('subjects.keys', subjects.value.split(',').map((x) => x.trim()).filter(Boolean), subj.keys || []);
+    put('store.embedding_mode', embMode.value || null, store.embedding_mode ?? null);
+    put('revision', n(revision), cfg.revision ?? null);
     put('limits.max_upload_bytes', n(maxUp), lim.max_upload_bytes ?? null);
     put('limits.max_chunks_per_document', n(maxChDoc), lim.max_chunks_per_document ?? null);
     put('limits.max_chunks_per_call', n(maxChCall), lim.max_chunks_per_call ?? null);
@@ -476,9 +489,15 @@ async function viewKbForm(v, kb, into = main) {
     provHelp,
     el('div', { class: 'field', dataset: { for: 'embedder.model' } }, el('label', { for: 'f-model', text: 'Model' }), Object.assign(model, { id: 'f-model' }), models, el('div', { class: 'field-error', role: 'alert' })),
     provSettings),
-  el('fieldset', {}, el('legend', { text: 'Vector store' }), field('Store', storeSel), storeSettings),
+  el('fieldset', {}, el('legend', { text: 'Vector store' }), field('Store', storeSel), storeSettings,
+    field('Who embeds', embMode, 'platform: Quarry embeds; plugin: the store embeds; auto: the store if it can.')),
   el('fieldset', {}, el('legend', { text: 'Hybrid search' }),
-    field('Fusion', fusion), field('Semantic ratio (0–1)', ratio, 'The vector list\'s weight in interpolation fusion.')),
+    field('Fusion', fusion), field('Semantic ratio (0–1)', ratio, 'The vector list\'s weight in interpolation fusion.'),
+    field('RRF k', rrfK, 'Rank constant of reciprocal rank fusion.'), field('Keyword weight', kwW), field('Vector weight', vecW)),
+  el('fieldset', {}, el('legend', { text: 'Subjects' }),
+    field('Subject keys', subjects, 'Metadata keys naming what a document is about (comma-separated); each document then has exactly one. Set them before adding documents.')),
+  editing && el('fieldset', {}, el('legend', { text: 'Revision' }),
+    field('Revision counter', revision, 'Raise it to re-embed every chunk with the same settings (blue-green).')),
   el('fieldset', {}, el('legend', { text: 'Limits' }),
     field('Largest upload (bytes)', maxUp), field('Chunks per document', maxChDoc), field('Chunks per call', maxChCall)),
   status,

@@ -106,6 +106,28 @@ describe('the web UI', () => {
     assert.deepEqual(page.errors, []);
   });
 
+  test('the settings form saves a change that needs no rebuild, and shows a refused value at its field', async () => {
+    const page = await newPage();
+    await page.goto(`${server.url}/#/kb/handbook/settings`);
+    await page.getByLabel('RRF k').fill('30');
+    await page.getByLabel('Subject keys').fill('team');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.waitForURL(/#\/kb\/handbook$/);
+    const cfg = quarry(tmp.data, ['kb', 'describe', 'handbook']).json.config;
+    assert.equal(cfg.hybrid.rrf_k, 30);
+    assert.deepEqual(cfg.subjects.keys, ['team']);
+    await page.goto(`${server.url}/#/kb/handbook/settings`);
+    await page.getByLabel('Subject keys').fill('');
+    await page.getByLabel('Max tokens per chunk').fill('5');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.locator('.field[data-for="chunking.max_tokens"] .field-error').filter({ hasText: 'between 16 and 8191' }).waitFor();
+    assert.equal(quarry(tmp.data, ['kb', 'describe', 'handbook']).json.config.chunking.max_tokens, undefined);
+    await page.getByLabel('Max tokens per chunk').fill('');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.waitForURL(/#\/kb\/handbook$/);
+    assert.deepEqual(quarry(tmp.data, ['kb', 'describe', 'handbook']).json.config.subjects.keys, []);
+  });
+
   test('uploads Markdown, PDF, DOCX and an unsupported file at once: three ingested, one error row', async () => {
     const md = path.join(files, 'guide.md');
     const sections = Array.from({ length: 40 }, (_, i) => `## Section ${i}\n\n${'Filler words about the handbook and its policies. '.repeat(12)}\n`);
