@@ -7,8 +7,8 @@ set(_out "// Generated from ${DIR} by cmake/embed_assets.cmake; do not edit.\n#i
 set(_table "")
 set(_i 0)
 foreach(_f IN LISTS _files)
-  if(IS_DIRECTORY "${DIR}/${_f}")
-    continue()
+  if(IS_DIRECTORY "${DIR}/${_f}" OR _f MATCHES "^\\." OR _f MATCHES "~$")
+    continue()  # folders, dotfiles and editors' backups are not the page's
   endif()
   get_filename_component(_ext "${_f}" LAST_EXT)
   if(_ext STREQUAL ".html")

@@ -43,10 +43,13 @@ function toast(text, kind = 'ok') {
   setTimeout(() => t.remove(), kind === 'error' ? 8000 : 4000);
 }
 
+// "code: message" for any error: an ApiError's stable code, else `internal`.
+const errCode = (e) => (e instanceof ApiError ? e.code : 'internal');
+const errText = (e) => `${errCode(e)}: ${(e && e.message) || String(e)}`;
+
 function errorBox(e) {
-  const code = e instanceof ApiError ? e.code : 'internal';
   return el('div', { class: 'notice error', role: 'alert' },
-    el('strong', { text: code }), ' ', e.message || String(e));
+    el('strong', { text: errCode(e) }), ' ', (e && e.message) || String(e));
 }
 
 // A status badge: ready / pending / stale / failed (SPEC §1's statuses, as a reader says them).
@@ -103,8 +106,10 @@ function newView() {
 
 function parseHash() {
   const h = location.hash.replace(/^#/, '') || '/';
-  const [p, q = ''] = h.split('?');
-  return { parts: p.split('/').filter(Boolean).map(decodeURIComponent), query: new URLSearchParams(q) };
+  const at = h.indexOf('?');
+  const p = at < 0 ? h : h.slice(0, at);
+  const decode = (x) => { try { return decodeURIComponent(x); } catch { return x; } };
+  return { parts: p.split('/').filter(Boolean).map(decode), query: new URLSearchParams(at < 0 ? '' : h.slice(at + 1)) };
 }
 const go = (hash) => { location.hash = hash; };
 
@@ -117,14 +122,38 @@ function setNav(which) {
   if (act) {
     const why = needs('admin');
     act.classList.toggle('denied', !!why);
+    if (why) act.setAttribute('aria-disabled', 'true'); else act.removeAttribute('aria-disabled');
     act.title = why || 'The audit log: every write, newest first';
   }
 }
 
+// After a view is drawn: its title in the tab, and focus on its heading (not lost on <body>).
+function settle(v, first) {
+  if (!v.alive) return;
+  const h1 = main.querySelector('h1');
+  document.title = h1 ? `${h1.textContent} · Quarry` : 'Quarry';
+  if (first || !h1 || main.contains(document.activeElement)) return;
+  h1.tabIndex = -1;
+  h1.focus({ preventScroll: true });
+}
+
+let routed = false;
 async function route() {
+  // Only #/... is a route; another hash (an anchor) is left to the browser once a view shows.
+  if (routed && location.hash && !location.hash.startsWith('#/')) return;
   const v = newView();
+  const first = !routed;
+  routed = true;
   const { parts, query } = parseHash();
   main.replaceChildren();
+  try {
+    await draw(v, parts, query);
+  } finally {
+    settle(v, first);
+  }
+}
+
+async function draw(v, parts, query) {
   if (!state.me && parts[0] !== 'signin') return showSignin();
   try {
     if (parts[0] === 'signin') return showSignin();
@@ -179,7 +208,13 @@ function showSignin(message) {
   if (signinMessage) err.append(el('div', { class: 'notice error', text: signinMessage }));
   const form = el('form', { class: 'card narrow', onsubmit: async (ev) => {
     ev.preventDefault();
-    setToken(input.value.trim());
+    const t = input.value.trim();
+    if (!/^[\x21-\x7e]+$/.test(t)) {
+      err.replaceChildren(el('div', { class: 'notice error', text: 'A token is one word of printable ASCII, like qry_… as `quarry token create` printed it.' }));
+      input.select();
+      return;
+    }
+    setToken(t);
     const e = await loadMe();
     if (e) {
       setToken('');
@@ -189,8 +224,8 @@ function showSignin(message) {
     }
     signinMessage = '';
     renderWho();
-    go(afterSignin === '#/signin' ? '#/' : afterSignin);
-    if (location.hash === afterSignin) route();
+    const to = afterSignin.startsWith('#/signin') ? '#/' : afterSignin;
+    if (location.hash === to) route(); else go(to);
   } },
   el('h1', { text: 'Sign in' }),
   el('p', { id: 'token-help', class: 'muted' }, 'This server needs an access token. Create one with ', el('code', { text: 'quarry token create --name NAME --scope read|write|admin' }), '. It is kept for this tab only.'),
@@ -302,7 +337,7 @@ function secretButton(nameInput) {
     try {
       await api('PUT', `/secrets/${encodeURIComponent(secretName)}`, { body: { value: value.value } });
       toast(`Stored secret ${secretName}`);
-    } catch (e) { toast(`${e.code}: ${e.message}`, 'error'); }
+    } catch (e) { toast(errText(e), 'error'); }
   } });
   const me = state.me;
   if (!me || !me.can.admin || (me.kbs && me.kbs.length)) {
@@ -393,31 +428,37 @@ async function viewKbForm(v, kb, into = main) {
   const save = el('button', { class: 'primary', type: 'submit', text: editing ? 'Save changes' : 'Create' });
   guarded(save, 'admin');
 
-  // Dotted settings as `quarry kb set` takes them, for what the form changed.
+  // Dotted settings as `quarry kb set` takes them, for what the form changed. A blank field is
+  // null: it resets a setting that has a default to fall back on (`reset`), and leaves any
+  // other unchanged.
   const collect = () => {
     const out = {};
-    const put = (key, value, before) => {
-      if (JSON.stringify(value) !== JSON.stringify(before)) out[key] = value;
+    const put = (key, value, before, reset = false) => {
+      if (value === null && !reset) return;
+      if (JSON.stringify(value) !== JSON.stringify(before ?? null)) out[key] = value;
     };
-    const n = (i) => (i.value === '' ? null : Number(i.value));
+    const n = (i) => {
+      if (i.validity && i.validity.badInput)
+        throw new ApiError(400, 'invalid_argument', `${i.dataset.field}: enter a number`, { field: i.dataset.field });
+      return i.value === '' ? null : Number(i.value);
+    };
+    const typed = (i) => (i.value === '' ? null : i.dataset.type === 'integer' || i.dataset.type === 'number' ? n(i) : i.dataset.type === 'boolean' ? i.value === 'true' : i.value);
     put('description', desc.value, cfg.description || '');
     const ms = [...modes.querySelectorAll('input:checked')].map((x) => x.value);
     put('modes', ms, modesNow);
     put('chunking.profile', profile.value, ch.profile || 'prose');
-    put('chunking.max_tokens', n(maxTok), ch.max_tokens ?? null);
-    put('chunking.overlap_tokens', n(overlap), ch.overlap_tokens ?? null);
+    put('chunking.max_tokens', n(maxTok), ch.max_tokens, true);
+    put('chunking.overlap_tokens', n(overlap), ch.overlap_tokens, true);
     const prov = provider.value ? (model.value ? `${provider.value}:${model.value}` : provider.value) : '';
     put('embedder.provider', prov, emb.provider || '');
     for (const i of provSettings.querySelectorAll('[data-field]')) {
       const k = i.dataset.field.split('.').pop();
-      const val = i.value === '' ? null : (i.dataset.type === 'integer' || i.dataset.type === 'number') ? Number(i.value) : i.dataset.type === 'boolean' ? i.value === 'true' : i.value;
-      put(i.dataset.field, val, provider.value === pid && emb.settings ? emb.settings[k] ?? null : null);
+      put(i.dataset.field, typed(i), provider.value === pid && emb.settings ? emb.settings[k] : null, true);
     }
     put('store.id', storeSel.value, store.id || 'embedded');
     for (const i of storeSettings.querySelectorAll('[data-field]')) {
       const k = i.dataset.field.split('.').pop();
-      const val = i.value === '' ? null : (i.dataset.type === 'integer' || i.dataset.type === 'number') ? Number(i.value) : i.dataset.type === 'boolean' ? i.value === 'true' : i.value;
-      put(i.dataset.field, val, storeSel.value === store.id && store.settings ? store.settings[k] ?? null : null);
+      put(i.dataset.field, typed(i), storeSel.value === store.id && store.settings ? store.settings[k] : null, true);
     }
     put('hybrid.fusion', fusion.value, hy.fusion || 'interpolation');
     put('hybrid.semantic_ratio', n(ratio), hy.semantic_ratio ?? null);
@@ -425,7 +466,7 @@ async function viewKbForm(v, kb, into = main) {
     put('hybrid.keyword_weight', n(kwW), hy.keyword_weight ?? null);
     put('hybrid.vector_weight', n(vecW), hy.vector_weight ?? null);
     put('subjects.keys', subjects.value.split(',').map((x) => x.trim()).filter(Boolean), subj.keys || []);
-    put('store.embedding_mode', embMode.value || null, store.embedding_mode ?? null);
+    put('store.embedding_mode', embMode.value || null, store.embedding_mode, true);
     put('revision', n(revision), cfg.revision ?? null);
     put('limits.max_upload_bytes', n(maxUp), lim.max_upload_bytes ?? null);
     put('limits.max_chunks_per_document', n(maxChDoc), lim.max_chunks_per_document ?? null);
@@ -449,8 +490,8 @@ async function viewKbForm(v, kb, into = main) {
   const form = el('form', { class: 'card', novalidate: true, onsubmit: async (ev) => {
     ev.preventDefault();
     status.replaceChildren();
-    const changes = collect();
     try {
+      const changes = collect();
       if (!editing) {
         save.disabled = true;
         const made = await api('POST', '/kbs', { body: { name: name.value.trim(), config: toConfig(changes) } });
@@ -460,7 +501,8 @@ async function viewKbForm(v, kb, into = main) {
       }
       if (!Object.keys(changes).length) { status.append(el('p', { class: 'muted', text: 'Nothing changed.' })); return; }
       const wire = {};
-      for (const [k, val] of Object.entries(changes)) wire[k] = Array.isArray(val) || (val && typeof val === 'object') ? JSON.stringify(val) : val;
+      // Each value as JSON text, which `kb set` reads as JSON ("null" resets, "\"42\"" stays text).
+      for (const [k, val] of Object.entries(changes)) wire[k] = JSON.stringify(val);
       save.disabled = true;
       const plan = await api('PATCH', kbPath(kb.name), { query: { dry_run: 'true' }, body: { settings: wire } });
       const what = planSummary(plan);
@@ -526,77 +568,97 @@ function planSummary(p) {
 // ---------------------------------------------------------------------------------------------
 // One KB: header with live index status, then documents / search / settings.
 
-function buildPanel(kb, st) {
+// The index's live state: what serves, and while a blue-green build runs, its progress.
+function buildPanel(box, kb, st) {
   const vec = st.vectors || {};
   const prog = st.reindex && st.reindex.progress;
-  const box = el('div', { class: 'build', id: 'build', 'aria-live': 'polite' });
   const building = vec.building_revision;
+  const kids = [];
   if (!kb.config.embedder || !kb.config.embedder.provider) {
-    box.append(el('span', { class: 'muted', text: 'No embedder: keyword and grep search only. ' }));
-    if (!needs('admin')) box.append(el('a', { href: `#/kb/${enc(kb.name)}/settings`, text: 'Set one in Settings' }));
-    return box;
+    kids.push(el('span', { class: 'muted', text: 'No embedder: keyword and grep search only. ' }));
+    if (!needs('admin')) kids.push(el('a', { href: `#/kb/${enc(kb.name)}/settings`, text: 'Set one in Settings' }));
+    box.replaceChildren(...kids);
+    return;
   }
-  if (vec.unavailable) box.append(el('div', { class: 'notice error' }, el('strong', { text: vec.unavailable.code || 'unavailable' }), ' ', vec.unavailable.message || ''));
-  box.append(el('div', {}, 'Serving revision ', el('code', { text: vec.serving_revision || 'none yet' }),
+  if (vec.unavailable) kids.push(el('div', { class: 'notice error' }, el('strong', { text: vec.unavailable.code || 'unavailable' }), ' ', vec.unavailable.message || ''));
+  kids.push(el('div', {}, 'Serving revision ', el('code', { text: vec.serving_revision || 'none yet' }),
     ` · ${fmtNum(vec.ready)} ready, ${fmtNum(vec.pending)} pending, ${fmtNum(vec.stale)} stale, ${fmtNum(vec.failed)} failed`));
   if (building || (prog && prog.total)) {
     const done = prog ? prog.done : 0;
     const total = prog ? prog.total : 0;
     const pct = total ? Math.floor((100 * done) / total) : 0;
-    box.append(el('div', { class: 'progress-line' },
+    kids.push(el('div', { class: 'progress-line' },
       el('span', {}, building ? 'Building revision ' : 'Embedding ', building ? el('code', { text: building }) : null, ': '),
       el('progress', { max: total || 1, value: done, 'aria-label': 'Build progress' }),
-      el('span', { class: 'prog-text', text: ` ${fmtNum(done)} / ${fmtNum(total)} (${pct}%)${prog && prog.rate ? ` · ${prog.rate.toFixed(1)} chunks/s` : ''}${prog && prog.eta_s ? ` · about ${Math.ceil(prog.eta_s)} s left` : ''}` })));
+      el('span', { class: 'prog-text', text: ` ${fmtNum(done)} / ${fmtNum(total)} (${pct}%) documents${prog && prog.rate ? ` · ${prog.rate.toFixed(1)} documents/s` : ''}${prog && prog.eta_s ? ` · about ${Math.ceil(prog.eta_s)} s left` : ''}` })));
   }
   if (vec.failures && vec.failures.length) {
     const f = vec.failures[0];
-    box.append(el('div', { class: 'notice error' }, el('strong', { text: f.code }), ` ${f.message}`));
+    kids.push(el('div', { class: 'notice error' }, el('strong', { text: f.code }), ` ${f.message}`));
   }
-  return box;
+  box.replaceChildren(...kids);
+}
+
+function kbStats(dl, k, st) {
+  const hasEmb = k.config.embedder && k.config.embedder.provider;
+  dl.replaceChildren(
+    el('div', {}, el('dt', { text: 'Documents' }), el('dd', { id: 'stat-docs', text: fmtNum(st.documents) })),
+    el('div', {}, el('dt', { text: 'Chunks' }), el('dd', { text: fmtNum(st.chunks) })),
+    el('div', {}, el('dt', { text: 'Source' }), el('dd', { text: fmtBytes(k.source_bytes) })),
+    el('div', {}, el('dt', { text: 'Keyword' }), el('dd', {}, badge(st.index_status.keyword))),
+    el('div', {}, el('dt', { text: 'Vectors' }), el('dd', {}, hasEmb ? badge(st.index_status.vector) : el('span', { class: 'muted', text: 'off' }))),
+    el('div', {}, el('dt', { text: 'Embedder' }), el('dd', { text: hasEmb || '—' })),
+    el('div', {}, el('dt', { text: 'Store' }), el('dd', { text: k.config.store.id })));
 }
 
 async function viewKb(v, name, tab, query) {
   const kb = await api('GET', kbPath(name));
   if (!v.alive) return;
-  const header = el('div', { class: 'kb-head' });
-  const drawHeader = (k, st) => {
-    header.replaceChildren(...[
-      el('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, el('a', { href: '#/', text: 'Knowledge bases' }), ' › '),
-      el('div', { class: 'head' },
-        el('h1', { text: k.name }),
-        guarded(el('button', { class: 'danger', type: 'button', text: 'Delete…', onclick: () => deleteKb(k.name) }), 'admin')),
-      k.description ? el('p', { class: 'muted', text: k.description }) : null,
-      el('dl', { class: 'stats' },
-        el('div', {}, el('dt', { text: 'Documents' }), el('dd', { id: 'stat-docs', text: fmtNum(st.documents) })),
-        el('div', {}, el('dt', { text: 'Chunks' }), el('dd', { text: fmtNum(st.chunks) })),
-        el('div', {}, el('dt', { text: 'Source' }), el('dd', { text: fmtBytes(k.source_bytes) })),
-        el('div', {}, el('dt', { text: 'Keyword' }), el('dd', {}, badge(st.index_status.keyword))),
-        el('div', {}, el('dt', { text: 'Vectors' }), el('dd', {}, k.config.embedder && k.config.embedder.provider ? badge(st.index_status.vector) : el('span', { class: 'muted', text: 'off' }))),
-        el('div', {}, el('dt', { text: 'Embedder' }), el('dd', { text: (k.config.embedder && k.config.embedder.provider) || '—' })),
-        el('div', {}, el('dt', { text: 'Store' }), el('dd', { text: k.config.store.id }))),
-      buildPanel(k, st)].filter(Boolean));
-  };
-  drawHeader(kb, { ...kb, reindex: null });
-  // Live status: once a second while anything builds or waits, every 5 s otherwise.
+  // Drawn once (focus on its buttons survives the polls); the counts and the build panel are
+  // redrawn in place.
+  const stats = el('dl', { class: 'stats' });
+  const panel = el('div', { class: 'build', id: 'build', 'aria-live': 'polite' });
+  const header = el('div', { class: 'kb-head' },
+    el('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, el('a', { href: '#/', text: 'Knowledge bases' }), ' › '),
+    el('div', { class: 'head' },
+      el('h1', { text: kb.name }),
+      guarded(el('button', { class: 'danger', type: 'button', text: 'Delete…', onclick: () => deleteKb(kb.name) }), 'admin')),
+    kb.description ? el('p', { class: 'muted', text: kb.description }) : null,
+    stats, panel);
+  const redraw = (st) => { kbStats(stats, kb, st); buildPanel(panel, kb, st); };
+  redraw({ ...kb, reindex: null });
+  // Live status: once a second while anything builds or waits, every 5 s otherwise. One loop:
+  // a refresh asked for while a poll is in flight waits for it.
   let timer = null;
-  let wasBuilding = false;
+  let inFlight = false;
+  let again = false;
+  let lastBuilding = kb.vectors && kb.vectors.building_revision;
   const poll = async () => {
+    inFlight = true;
+    let next = 5000;
     try {
       const st = await api('GET', kbPath(name, '/status'));
       if (!v.alive) return;
       const busy = !!(st.vectors.building_revision || (st.reindex && st.reindex.running) || st.vectors.pending > 0);
-      if (wasBuilding && !st.vectors.building_revision && kb.vectors.building_revision) toast(`Cut over: revision ${st.vectors.serving_revision} now serves`);
-      if (wasBuilding !== busy || busy) kb.vectors = st.vectors;
-      wasBuilding = busy;
-      drawHeader(kb, st);
-      timer = setTimeout(poll, busy ? 1000 : 5000);
+      if (lastBuilding && !st.vectors.building_revision) toast(`Cut over: revision ${st.vectors.serving_revision} now serves`);
+      lastBuilding = st.vectors.building_revision;
+      redraw(st);
+      next = busy ? 1000 : 5000;
     } catch (e) {
-      if (v.alive && !(e instanceof ApiError && e.status === 401)) timer = setTimeout(poll, 5000);
+      if (e instanceof ApiError && e.status === 401) return;
+    } finally {
+      inFlight = false;
+      if (v.alive) timer = setTimeout(poll, again ? 0 : next);
+      again = false;
     }
   };
   poll();
   v.cleanups.push(() => clearTimeout(timer));
-  v.refreshStatus = () => { clearTimeout(timer); poll(); };
+  v.refreshStatus = () => {
+    if (inFlight) { again = true; return; }
+    clearTimeout(timer);
+    poll();
+  };
 
   const tabs = [['documents', 'Documents'], ['search', 'Search'], ['settings', 'Settings']];
   const tabBar = el('nav', { class: 'tabs', 'aria-label': 'Knowledge base' },
@@ -615,7 +677,7 @@ async function deleteKb(name) {
     await api('DELETE', kbPath(name));
     toast(`Deleted ${name}`);
     go('#/');
-  } catch (e) { toast(`${e.code}: ${e.message}`, 'error'); }
+  } catch (e) { toast(errText(e), 'error'); }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -639,8 +701,8 @@ function viewDocuments(v, kb, body, query) {
   const queue = el('ul', { class: 'uploads', 'aria-live': 'polite' });
   const drop = el('div', { class: `dropzone${canWrite ? '' : ' denied'}`, id: 'dropzone', title: needs('write') || '' },
     el('p', {}, el('strong', { text: 'Drop files here' }), ' or ',
-      el('label', { for: 'file-picker', class: 'button', tabindex: canWrite ? '0' : '-1', onkeydown: (ev) => { if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); picker.click(); } } }, 'choose files'),
-      picker),
+      guarded(el('button', { type: 'button', id: 'choose-files', text: 'choose files', onclick: () => picker.click() }), 'write'),
+      el('label', { for: 'file-picker', class: 'visually-hidden', text: 'Files to upload' }), picker),
     el('p', { class: 'muted', text: canWrite ? 'Markdown, text, HTML, PDF, DOCX, code… Each file is ingested on its own; a bad one never stops the rest.' : needs('write') }),
     el('label', { class: 'inline' }, replace, ' Replace documents whose file changed'));
   const runUploads = async (files) => {
@@ -684,9 +746,11 @@ function viewDocuments(v, kb, body, query) {
   drop.addEventListener('dragleave', () => drop.classList.remove('over'));
   drop.addEventListener('drop', (ev) => { ev.preventDefault(); drop.classList.remove('over'); runUploads(ev.dataTransfer.files); });
 
-  // Table
+  // Table: one page at a time by the API's cursor. The selection is kept by id, so a refresh of
+  // the status badges never drops it; the filter in use is the one last applied.
   const filter = el('input', { id: 'doc-filter', type: 'text', placeholder: '{"team": "search"}', value: query.get('filter') || '', spellcheck: 'false' });
   const filterErr = el('div', { class: 'field-error', role: 'alert' });
+  const errSlot = el('div');
   const pageInfo = el('span', { class: 'muted' });
   const prev = el('button', { type: 'button', text: '← Previous', disabled: true });
   const nextB = el('button', { type: 'button', text: 'Next →', disabled: true });
@@ -700,44 +764,80 @@ function viewDocuments(v, kb, body, query) {
   const cursors = [null];
   let page = 0;
   let docs = [];
-  const selected = () => [...tbody.querySelectorAll('input[type=checkbox]:checked')].map((c) => c.value);
+  let applied = filter.value.trim();
+  const chosen = new Set();
+  let loads = 0;
   const updateBulk = () => {
-    const n = selected().length;
+    const n = chosen.size;
     if (canWrite) { bulkReconvert.disabled = !n; bulkDelete.disabled = !n; }
     bulkReconvert.textContent = n ? `Reconvert ${n}` : 'Reconvert selected';
     bulkDelete.textContent = n ? `Delete ${n}` : 'Delete selected';
   };
-  all.addEventListener('change', () => { for (const c of tbody.querySelectorAll('input[type=checkbox]')) c.checked = all.checked; updateBulk(); });
+  all.addEventListener('change', () => {
+    for (const c of tbody.querySelectorAll('input[type=checkbox]')) {
+      c.checked = all.checked;
+      if (all.checked) chosen.add(c.value); else chosen.delete(c.value);
+    }
+    updateBulk();
+  });
+  const fetchPage = () => api('GET', kbPath(name, '/documents'), { query: { limit: 50, cursor: cursors[page], filter: applied } });
+  // Draws the page asked for; an answer to an older request is dropped.
   const load = async () => {
-    filterErr.textContent = '';
-    let f = filter.value.trim();
-    try { if (f) JSON.parse(f); } catch { filterErr.textContent = 'The filter must be JSON, like {"team": "search"}.'; return; }
+    const my = ++loads;
     try {
-      const res = await api('GET', kbPath(name, '/documents'), { query: { limit: 50, cursor: cursors[page], filter: f } });
-      if (!v.alive) return;
+      const res = await fetchPage();
+      if (!v.alive || my !== loads) return;
+      errSlot.replaceChildren();
       docs = res.documents;
       if (res.next_cursor) cursors[page + 1] = res.next_cursor; else cursors.length = page + 1;
       prev.disabled = page === 0;
       nextB.disabled = !res.next_cursor;
-      pageInfo.textContent = docs.length ? `Page ${page + 1} · ${docs.length} documents` : '';
+      const from = page * 50 + 1;
+      pageInfo.textContent = docs.length ? `${fmtNum(from)}–${fmtNum(from + docs.length - 1)}${applied ? '' : ` of ${fmtNum(kb.documents)}`} · page ${page + 1}` : '';
       all.checked = false;
       tbody.replaceChildren(...docs.map((d) => docRow(d)));
-      updateBulk();
       table.hidden = !docs.length;
       empty.hidden = !!docs.length;
-      empty.replaceChildren(f ? el('p', { text: 'No document matches this filter.' })
+      empty.replaceChildren(applied ? el('p', { text: 'No document matches this filter.' })
         : el('p', {}, canWrite ? 'No documents yet: drop files above to add them.' : 'No documents yet.'));
     } catch (e) {
+      if (my !== loads || !v.alive) return;
       if (e instanceof ApiError && e.details && e.details.field === 'filter') filterErr.textContent = e.message;
-      else body.append(errorBox(e));
+      else errSlot.replaceChildren(errorBox(e));
     }
   };
   const refresh = () => load();
+  const needsWatch = (d) => kb.config.embedder && kb.config.embedder.provider && d.index_status &&
+    ['building', 'not_built', 'stale'].includes(d.index_status.vector) && !d.vector_error;
+  // While a badge on this page can still change, its cell is refreshed in place every 2 s.
+  let t = null;
+  const watch = () => {
+    clearTimeout(t);
+    t = setTimeout(async () => {
+      if (!v.alive || !docs.some(needsWatch)) { if (v.alive) watch(); return; }
+      const my = loads;
+      try {
+        const res = await fetchPage();
+        if (!v.alive || my !== loads) return;
+        for (const d of res.documents) {
+          const row = tbody.querySelector(`tr[data-id="${CSS.escape(d.id)}"]`);
+          if (!row) continue;
+          row.querySelector('.status-cell').replaceChildren(docStatus(d, kb));
+          const i = docs.findIndex((x) => x.id === d.id);
+          if (i >= 0) docs[i] = d;
+        }
+      } catch { /* the next tick tries again */ }
+      if (v.alive) watch();
+    }, 2000);
+  };
+  watch();
+  v.cleanups.push(() => clearTimeout(t));
   const docRow = (d) => {
-    const cb = el('input', { type: 'checkbox', value: d.id, 'aria-label': `Select ${d.filename}`, onchange: updateBulk });
+    const cb = el('input', { type: 'checkbox', value: d.id, checked: chosen.has(d.id), 'aria-label': `Select ${d.filename}`,
+      onchange: () => { if (cb.checked) chosen.add(d.id); else chosen.delete(d.id); updateBulk(); } });
     return el('tr', { dataset: { id: d.id } },
       el('td', {}, cb),
-      el('td', {}, el('a', { href: `#/kb/${enc(name)}/doc/${enc(d.id)}`, text: d.title && d.title !== d.filename ? `${d.title}` : d.filename }),
+      el('td', { class: 'name-cell' }, el('a', { href: `#/kb/${enc(name)}/doc/${enc(d.id)}`, text: d.title && d.title !== d.filename ? `${d.title}` : d.filename }),
         d.title && d.title !== d.filename ? el('div', { class: 'muted small', text: d.filename }) : null),
       el('td', { text: d.converter }),
       el('td', { class: 'num', text: fmtBytes(d.source_bytes) }),
@@ -745,43 +845,48 @@ function viewDocuments(v, kb, body, query) {
       el('td', { class: 'status-cell' }, docStatus(d, kb)),
       el('td', { class: 'small', text: fmtTime(d.updated_at) }),
       el('td', { class: 'row-actions' },
-        guarded(el('button', { type: 'button', class: 'link', text: 'Reconvert', onclick: () => reconvert([d.id]) }), 'write'),
-        guarded(el('button', { type: 'button', class: 'link danger', text: 'Delete', onclick: () => remove([d.id], d.filename) }), 'write')));
+        guarded(el('button', { type: 'button', class: 'link', text: 'Reconvert', 'aria-label': `Reconvert ${d.filename}`, onclick: () => reconvert([d.id]) }), 'write'),
+        guarded(el('button', { type: 'button', class: 'link danger', text: 'Delete', 'aria-label': `Delete ${d.filename}`, onclick: () => remove([d.id]) }), 'write')));
   };
+  const nameOf = (id) => { const d = docs.find((x) => x.id === id); return d ? d.filename : id; };
   const reconvert = async (ids) => {
     let ok = 0;
     for (const id of ids) {
-      try { await api('POST', kbPath(name, `/documents/${enc(id)}/reconvert`)); ok++; } catch (e) { toast(`${e.code}: ${e.message}`, 'error'); }
+      try { await api('POST', kbPath(name, `/documents/${enc(id)}/reconvert`), { body: {} }); ok++; } catch (e) { toast(`${nameOf(id)}: ${errText(e)}`, 'error'); }
     }
     if (ok) toast(`Reconverted ${ok} document${ok === 1 ? '' : 's'}`);
     refresh();
     if (v.refreshStatus) v.refreshStatus();
   };
-  const remove = async (ids, label) => {
-    const ok = await dialog({ title: ids.length === 1 ? `Delete ${label}?` : `Delete ${ids.length} documents?`, body: 'Their chunks and vectors are deleted too.', confirm: 'Delete', danger: true });
+  const remove = async (ids) => {
+    const ok = await dialog({ title: ids.length === 1 ? `Delete ${nameOf(ids[0])}?` : `Delete ${ids.length} documents?`, body: 'Their chunks and vectors are deleted too.', confirm: 'Delete', danger: true });
     if (!ok) return;
     let n = 0;
     for (const id of ids) {
-      try { await api('DELETE', kbPath(name, `/documents/${enc(id)}`)); n++; } catch (e) { toast(`${e.code}: ${e.message}`, 'error'); }
+      try { await api('DELETE', kbPath(name, `/documents/${enc(id)}`)); n++; chosen.delete(id); } catch (e) { toast(`${nameOf(id)}: ${errText(e)}`, 'error'); }
     }
     toast(`Deleted ${n} document${n === 1 ? '' : 's'}`);
+    updateBulk();
     refresh();
     if (v.refreshStatus) v.refreshStatus();
   };
-  bulkReconvert.addEventListener('click', () => reconvert(selected()));
-  bulkDelete.addEventListener('click', () => remove(selected()));
+  bulkReconvert.addEventListener('click', () => reconvert([...chosen]));
+  bulkDelete.addEventListener('click', () => remove([...chosen]));
   prev.addEventListener('click', () => { if (page > 0) { page--; load(); } });
   nextB.addEventListener('click', () => { if (cursors[page + 1]) { page++; load(); } });
-  const filterForm = el('form', { class: 'filter-bar', onsubmit: (ev) => { ev.preventDefault(); cursors.length = 1; page = 0; load(); } },
-    el('label', { for: 'doc-filter', text: 'Metadata filter' }), filter, el('button', { type: 'submit', text: 'Apply' }), filterErr);
+  const filterForm = el('form', { class: 'filter-bar', onsubmit: (ev) => {
+    ev.preventDefault();
+    filterErr.textContent = '';
+    const f = filter.value.trim();
+    try { if (f) JSON.parse(f); } catch { filterErr.textContent = 'The filter must be JSON, like {"team": "search"}.'; return; }
+    applied = f;
+    cursors.length = 1; page = 0; chosen.clear(); updateBulk();
+    load();
+  } },
+  el('label', { for: 'doc-filter', text: 'Metadata filter' }), filter, el('button', { type: 'submit', text: 'Apply' }), filterErr);
   body.append(drop, queue, filterForm,
     el('div', { class: 'bulk' }, bulkReconvert, bulkDelete, el('span', { class: 'spacer' }), pageInfo, prev, nextB),
-    el('div', { class: 'table-wrap' }, table), empty);
-  // Refresh the badges while vectors are pending.
-  let t = null;
-  const tick = () => { t = setTimeout(async () => { if (docs.some((d) => d.index_status && d.index_status.vector !== 'ready' && kb.config.embedder && kb.config.embedder.provider)) await load(); if (v.alive) tick(); }, 2000); };
-  tick();
-  v.cleanups.push(() => clearTimeout(t));
+    errSlot, el('div', { class: 'table-wrap' }, table), empty);
   return load();
 }
 
@@ -791,7 +896,7 @@ function viewDocuments(v, kb, body, query) {
 async function viewDocument(v, name, id, query) {
   const [kb, doc, md, chunks] = await Promise.all([
     api('GET', kbPath(name)),
-    api('GET', kbPath(name, `/documents/${enc(id)}`)),
+    api('GET', kbPath(name, `/documents/${enc(id)}`), { query: { markdown: 'false' } }),
     api('GET', kbPath(name, `/documents/${enc(id)}/markdown`), { text: true }),
     api('GET', kbPath(name, `/documents/${enc(id)}/chunks`)),
   ]);
@@ -803,29 +908,35 @@ async function viewDocument(v, name, id, query) {
   const outline = el('nav', { class: 'outline', 'aria-label': 'Outline' });
   // The body in pieces, one per chunk start (chunks may overlap: each piece runs to the next
   // chunk's start), so a hit can land on its chunk and the boundaries can be drawn.
+  // The whole body rendered once; then a marker before the block where each chunk starts (the
+  // chunks search returns), so a hit lands on its chunk and the boundaries can be drawn.
   const ctx = { used: new Set(), headings: [] };
+  content.append(render(md, ctx));
   const cs = (chunks.chunks || []).slice().sort((a, b) => a.body_offset - b.body_offset);
   const bytes = new TextEncoder().encode(md);
   const dec = new TextDecoder();
-  const cuts = [];
-  if (!cs.length || cs[0].body_offset > 0) cuts.push({ start: 0, chunk: null });
-  for (const c of cs) if (!cuts.length || c.body_offset > cuts[cuts.length - 1].start) cuts.push({ start: c.body_offset, chunk: c });
-  cuts.forEach((cut, i) => {
-    const end = i + 1 < cuts.length ? cuts[i + 1].start : bytes.length;
-    const sec = el('section', { class: 'chunk' });
-    if (cut.chunk) {
-      sec.dataset.chunkId = cut.chunk.chunk_id;
-      sec.append(el('div', { class: 'chunk-label', 'aria-hidden': 'true', text: `chunk ${cut.chunk.index} · ${cut.chunk.token_count} tokens${cut.chunk.heading_path && cut.chunk.heading_path.length ? ` · ${cut.chunk.heading_path.join(' › ')}` : ''}` }));
-    }
-    sec.append(render(dec.decode(bytes.subarray(cut.start, end)), ctx));
-    content.append(sec);
-  });
+  const blocks = [...content.children];
+  let atByte = 0;
+  let atChar = 0;
+  let b = 0;
+  let landing = null;
+  for (const c of cs) {
+    // The chunk's byte offset into the body, in the UTF-16 units the blocks are marked in.
+    if (c.body_offset > atByte) { atChar += dec.decode(bytes.subarray(atByte, c.body_offset)).length; atByte = c.body_offset; }
+    while (b + 1 < blocks.length && Number(blocks[b + 1].dataset.at) <= atChar) b++;
+    const block = blocks[b];
+    if (!block) break;
+    const mark = el('div', { class: 'chunk-mark', dataset: { chunkId: c.chunk_id }, 'aria-hidden': 'true',
+      text: `chunk ${c.index} · ${c.token_count} tokens${c.heading_path && c.heading_path.length ? ` · ${c.heading_path.join(' › ')}` : ''}` });
+    block.before(mark);
+    if (c.chunk_id === target) { mark.classList.add('target'); block.classList.add('target'); landing = block; }
+  }
   content.classList.toggle('bounds', showBounds.checked);
   showBounds.addEventListener('change', () => content.classList.toggle('bounds', showBounds.checked));
+  const heading = (hid) => content.querySelector(`#${CSS.escape(hid)}`);
   if (ctx.headings.length) {
     outline.append(el('h2', { text: 'Outline' }), el('ul', {}, ctx.headings.map((hd) => el('li', { class: `lvl${hd.level}` },
-      el('a', { href: `#${hd.id}`, text: hd.text, onclick: (ev) => { ev.preventDefault(); document.getElementById(hd.id).scrollIntoView({ block: 'start' }); document.getElementById(hd.id).focus({ preventScroll: true }); } })))));
-    for (const hd of ctx.headings) document.getElementById(hd.id)?.setAttribute('tabindex', '-1');
+      el('a', { href: `#/kb/${enc(name)}/doc/${enc(id)}`, text: hd.text, onclick: (ev) => { ev.preventDefault(); const t = heading(hd.id); t.scrollIntoView({ block: 'start' }); t.focus({ preventScroll: true }); } })))));
   }
   const rawLink = el('a', { class: 'button', href: URL.createObjectURL(new Blob([md], { type: 'text/plain;charset=utf-8' })), target: '_blank', rel: 'noopener', text: 'Raw Markdown' });
   v.cleanups.push(() => URL.revokeObjectURL(rawLink.href));
@@ -856,20 +967,17 @@ async function viewDocument(v, name, id, query) {
     el('div', { class: 'head' }, el('h1', { text: d.title || d.filename }),
       el('div', { class: 'actions' }, el('label', { class: 'inline' }, showBounds, ' Show chunk boundaries'), rawLink, editBtn)),
     el('div', { class: 'viewer' }, el('aside', {}, meta, outline), el('div', {}, editor, content)));
-  if (target) {
-    const sec = content.querySelector(`section[data-chunk-id="${CSS.escape(target)}"]`);
-    if (sec) {
-      sec.classList.add('target');
-      const first = sec.querySelector('h1,h2,h3,h4,h5,h6') || sec;
-      requestAnimationFrame(() => sec.scrollIntoView({ block: 'start' }));
-      if (first.id) first.setAttribute('tabindex', '-1');
-    }
+  if (landing) {
+    requestAnimationFrame(() => {
+      landing.scrollIntoView({ block: 'start' });
+      if (/^H[1-6]$/.test(landing.tagName)) landing.focus({ preventScroll: true });
+    });
   }
   // Live index status after an edit or upload: poll while not ready.
   let t = null;
   const tick = () => { t = setTimeout(async () => {
     try {
-      const fresh = await api('GET', kbPath(name, `/documents/${enc(id)}`));
+      const fresh = await api('GET', kbPath(name, `/documents/${enc(id)}`), { query: { markdown: 'false' } });
       const fd = fresh.document || fresh;
       statusBox.replaceChildren(docStatus(fd, kb));
       if (v.alive && (fd.index_status.vector === 'building' || fd.index_status.vector === 'not_built' || fd.index_status.vector === 'stale') && kb.config.embedder && kb.config.embedder.provider) tick();
@@ -944,7 +1052,9 @@ function viewSearch(v, kb, body, query) {
   const name = kb.name;
   const why = modeAvailability(kb);
   const q = el('input', { type: 'search', id: 'q', value: query.get('q') || '', autocomplete: 'off', placeholder: 'Search this knowledge base', 'aria-describedby': 'search-hint' });
-  const wanted = query.get('mode') || (why.auto ? 'keyword' : 'auto');
+  // A bookmarked mode this KB cannot serve falls back to one it can.
+  let wanted = query.get('mode') || 'auto';
+  if (why[wanted]) wanted = why.auto ? 'keyword' : 'auto';
   const mode = el('select', { id: 'mode' }, MODES.map((m) => el('option', { value: m, disabled: !!why[m], selected: m === wanted, text: why[m] ? `${m} — ${why[m]}` : m })));
   const topk = el('input', { type: 'number', id: 'topk', min: 1, max: 1000, value: query.get('top_k') || '10' });
   const filter = el('textarea', { id: 'filter', rows: 2, spellcheck: 'false', placeholder: '{"team": "search"}' });
@@ -955,7 +1065,7 @@ function viewSearch(v, kb, body, query) {
   const grepOpts = el('div', { class: 'grep-opts' },
     el('label', { class: 'inline' }, icase, ' Ignore case'), el('label', { class: 'inline' }, literal, ' Fixed string'),
     el('label', { for: 'context', text: 'Context lines' }), context);
-  const results = el('div', { id: 'results', 'aria-live': 'polite' });
+  const results = el('div', { id: 'results' });
   const form = el('form', { class: 'search', role: 'search', onsubmit: (ev) => { ev.preventDefault(); clearTimeout(debounce); run(); } },
     el('div', { class: 'search-row' }, el('label', { for: 'q', class: 'visually-hidden', text: 'Query' }), q,
       el('label', { for: 'mode', class: 'visually-hidden', text: 'Mode' }), mode, el('button', { type: 'submit', class: 'primary', text: 'Search' })),
@@ -1010,11 +1120,11 @@ function viewSearch(v, kb, body, query) {
     }
   }
   const grepResults = (res) => el('div', {},
-    el('p', { class: 'summary muted', text: `${res.matches.length} matching lines in ${res.files_matched} of ${res.files_searched} documents · ${res.took_ms.toFixed(1)} ms${res.truncated ? ' · truncated' : ''}` }),
+    el('p', { class: 'summary muted', role: 'status', text: `${res.matches.length} matching lines in ${res.files_matched} of ${res.files_searched} documents · ${res.took_ms.toFixed(1)} ms${res.truncated ? ' · truncated' : ''}` }),
     res.matches.length ? el('ol', { class: 'hits' }, res.matches.map((m) => grepCard(name, m))) : el('p', { class: 'empty', text: 'No line matches.' }));
   const searchResults = (res) => {
     const status = res.index_status || {};
-    const head = el('p', { class: 'summary muted' }, `${res.hits.length} hits · answered by ${res.mode} · ${res.took_ms.toFixed(1)} ms · keyword `, badge(status.keyword), ' vectors ', badge(status.vector));
+    const head = el('p', { class: 'summary muted', role: 'status' }, `${res.hits.length} hits · answered by ${res.mode} · ${res.took_ms.toFixed(1)} ms · keyword `, badge(status.keyword), ' vectors ', badge(status.vector));
     const deg = (res.degraded || []).map((d) => el('div', { class: 'notice warn', role: 'status', text: d }));
     const list = (hits) => (hits.length ? el('ol', { class: 'hits' }, hits.map((h) => hitCard(name, h))) : el('p', { class: 'empty', text: 'No hits.' }));
     const per = res.per_mode || {};
@@ -1039,25 +1149,41 @@ function viewSearch(v, kb, body, query) {
 async function viewActivity(v, query) {
   main.append(el('h1', { text: 'Activity' }));
   if (needs('admin')) { main.append(el('p', { class: 'notice', text: `The audit log ${needs('admin')}.` })); return; }
-  const kbFilter = query.get('kb') || '';
+  // An admin token limited to some KBs reads only their entries, one KB at a time (?kb=).
+  const limited = state.me.kbs && state.me.kbs.length ? state.me.kbs : null;
+  const kbFilter = query.get('kb') || (limited ? limited[0] : '');
   const tbody = el('tbody');
   const more = el('button', { type: 'button', text: 'Older entries' });
+  const slot = el('div');
+  const empty = el('p', { class: 'empty', hidden: true, text: 'Nothing yet: writes (KBs created, documents added, tokens made) show here.' });
   const load = async (before) => {
-    const page = await api('GET', '/activity', { query: { limit: 50, before, kb: kbFilter } });
-    if (!v.alive) return;
-    for (const e of page.entries) {
-      tbody.append(el('tr', {},
-        el('td', { class: 'small', text: fmtTime(e.at) }), el('td', { text: e.actor }), el('td', {}, el('span', { class: `surface s-${e.surface}`, text: e.surface })),
-        el('td', {}, el('code', { text: e.action })), el('td', { text: e.kb || '' }), el('td', { class: 'small', text: e.target || '' }),
-        el('td', { class: 'small details', text: e.details && Object.keys(e.details).length ? JSON.stringify(e.details) : '' })));
+    more.disabled = true;
+    try {
+      const page = await api('GET', '/activity', { query: { limit: 50, before, kb: kbFilter } });
+      if (!v.alive) return;
+      slot.replaceChildren();
+      for (const e of page.entries) {
+        tbody.append(el('tr', {},
+          el('td', { class: 'small', text: fmtTime(e.at) }), el('td', { text: e.actor }), el('td', {}, el('span', { class: `surface s-${e.surface}`, text: e.surface })),
+          el('td', {}, el('code', { text: e.action })), el('td', { text: e.kb || '' }), el('td', { class: 'small', text: e.target || '' }),
+          el('td', { class: 'small details', text: e.details && Object.keys(e.details).length ? JSON.stringify(e.details) : '' })));
+      }
+      more.hidden = !page.next_before;
+      more.onclick = () => load(page.next_before);
+      empty.hidden = tbody.children.length > 0;
+    } catch (e) {
+      if (v.alive) slot.replaceChildren(errorBox(e));
+    } finally {
+      more.disabled = false;
     }
-    more.hidden = !page.next_before;
-    more.onclick = () => load(page.next_before);
-    if (!tbody.children.length) main.append(el('p', { class: 'empty', text: 'Nothing yet: writes (KBs created, documents added, tokens made) show here.' }));
   };
-  main.append(el('p', { class: 'muted', text: 'Every write, newest first, with the surface it came through (cli, rest, ui, mcp).' }),
+  const picker = limited && el('select', { id: 'activity-kb', onchange: (ev) => go(`#/activity?kb=${enc(ev.target.value)}`) },
+    limited.map((k) => el('option', { value: k, text: k, selected: k === kbFilter })));
+  main.append(...[el('p', { class: 'muted', text: 'Every write, newest first, with the surface it came through (cli, rest, ui, mcp).' }),
+    picker && el('div', { class: 'filter-bar' }, el('label', { for: 'activity-kb', text: 'Knowledge base' }), picker),
+    slot,
     el('div', { class: 'table-wrap' }, el('table', { class: 'grid' },
-      el('thead', {}, el('tr', {}, ...['When', 'Who', 'Surface', 'Action', 'KB', 'Target', 'Details'].map((t) => el('th', { scope: 'col', text: t })))), tbody)), more);
+      el('thead', {}, el('tr', {}, ...['When', 'Who', 'Surface', 'Action', 'KB', 'Target', 'Details'].map((t) => el('th', { scope: 'col', text: t })))), tbody)), empty, more].filter(Boolean));
   await load();
 }
 
@@ -1072,6 +1198,7 @@ async function boot() {
   if (!e) await route();
   performance.mark('quarry:interactive');
 }
+document.querySelector('.skip')?.addEventListener('click', (ev) => { ev.preventDefault(); main.focus(); });
 document.addEventListener('keydown', (ev) => {
   if (ev.key === '/' && !/INPUT|TEXTAREA|SELECT/.test(document.activeElement.tagName)) {
     const q = document.getElementById('q');

@@ -13,15 +13,17 @@ const h = (tag, cls, text) => {
   return e;
 };
 
-// The one place a document's address becomes an href.
+// The one place a document's address becomes an href: the browser's own URL parser decides the
+// scheme (so "java\tscript:", "JaVaScRiPt:" and friends are seen as what they are), and only
+// http(s) and mailto pass. A same-page #anchor stays as it is.
 export function safeHref(raw) {
   const href = String(raw || '').trim();
-  // Browsers ignore tabs and newlines inside a scheme ("java\tscript:"): so must we.
-  const squeezed = href.replace(/[\u0000-\u0020\u007f]+/g, '');
-  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(squeezed);
-  if (scheme) return /^(https?|mailto)$/i.test(scheme[1]) ? href : null;
-  if (squeezed.startsWith('//')) return null;  // another host, by the page's scheme
-  return href;  // #anchor, /path, ./relative
+  if (href.startsWith('#')) return href;
+  // "//host", "\\host", "/\host": another host by the page's scheme, spelled to look local.
+  if (/^[\\/]{2}/.test(href.replace(/[\u0000-\u0020\u007f]+/g, ''))) return null;
+  let u;
+  try { u = new URL(href, location.href); } catch { return null; }
+  return ['http:', 'https:', 'mailto:'].includes(u.protocol) ? u.href : null;
 }
 
 function link(text, href, title) {
@@ -34,17 +36,27 @@ function link(text, href, title) {
   const a = h('a', null, text);
   a.href = safe;
   if (title) a.title = title;
-  if (!safe.startsWith('#')) {
+  if (safe.startsWith('#')) {
+    // A link inside the document moves within it; the page's own #/ routes stay untouched.
+    a.addEventListener('click', (ev) => {
+      ev.preventDefault();
+      let id = safe.slice(1);
+      try { id = decodeURIComponent(id); } catch { /* as written */ }
+      const to = a.closest('article')?.querySelector(`#${CSS.escape(`md-${id}`)}`);
+      if (to) { to.scrollIntoView({ block: 'start' }); to.focus({ preventScroll: true }); }
+    });
+  } else {
     a.target = '_blank';
     a.rel = 'noopener noreferrer nofollow';
   }
   return a;
 }
 
-// Finds the closing bracket of a [link text] that starts at `i` (nesting allowed).
+// Finds the closing bracket of a [link text] that starts at `i` (nesting allowed), looking at
+// most 1,000 characters ahead so that a line of unclosed brackets stays linear.
 function closeBracket(s, i) {
   let depth = 0;
-  for (let j = i; j < s.length; j++) {
+  for (let j = i; j < s.length && j < i + 1000; j++) {
     if (s[j] === '\\') { j++; continue; }
     if (s[j] === '[') depth++;
     else if (s[j] === ']' && --depth === 0) return j;
@@ -119,7 +131,20 @@ export function inline(parent, s) {
 
 const isBlank = (l) => /^\s*$/.test(l);
 const fenceRe = /^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)/;
-const headingRe = /^ {0,3}(#{1,6})(?:\s+(.*?))?\s*#*\s*$/;
+// No nested quantifiers over the same characters (a hostile line of spaces must stay linear).
+const headingRe = /^ {0,3}(#{1,6})(?:[ \t]+(.*))?$/;
+// "## Title ##" -> "Title": the closing run of '#' and the spaces around it, by hand.
+function headingText(t) {
+  let end = t.length;
+  while (end > 0 && (t[end - 1] === ' ' || t[end - 1] === '\t')) end--;
+  let k = end;
+  while (k > 0 && t[k - 1] === '#') k--;
+  if (k < end && (k === 0 || t[k - 1] === ' ' || t[k - 1] === '\t')) end = k;
+  while (end > 0 && (t[end - 1] === ' ' || t[end - 1] === '\t')) end--;
+  return t.slice(0, end);
+}
+const hardBreak = (l) => l.endsWith('  ') || l.endsWith('\\');
+const withoutBreak = (l) => (l.endsWith('\\') ? l.slice(0, -1) : l.trimEnd());
 const ruleRe = /^ {0,3}([-*_])(?:\s*\1){2,}\s*$/;
 const listRe = /^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$/;
 const quoteRe = /^ {0,3}>\s?(.*)$/;
@@ -132,37 +157,46 @@ const cells = (l) => {
   return t.split(/(?<!\\)\|/).map((c) => c.trim().replace(/\\\|/g, '|'));
 };
 
+// A heading's id: "md-" and its words, so a document's "## Main" never takes an id of the page's.
 export function slug(text, used) {
-  let base = text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '-').replace(/^-|-$/g, '') || 'section';
+  const base = `md-${text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '-').replace(/^-|-$/g, '') || 'section'}`;
   let s = base; let n = 1;
   while (used.has(s)) s = `${base}-${++n}`;
   used.add(s);
   return s;
 }
 
-// Renders `text` into a fragment. `ctx` ({used, headings}) is shared by the pieces of one
-// document rendered one chunk at a time, so heading ids stay unique and the outline whole.
-export function render(text, ctx = { used: new Set(), headings: [] }) {
+// Renders `text` into a fragment. `ctx` ({used, headings}) collects the heading ids and the
+// outline. Each top-level block gets data-at: the UTF-16 offset in `text` where it starts, so a
+// caller can put markers (chunk starts) between blocks.
+export function render(text, ctx = { used: new Set(), headings: [] }, top = true) {
   const frag = document.createDocumentFragment();
-  const lines = String(text).replace(/\r\n?/g, '\n').split('\n');
+  const raw = String(text).split('\n');
+  const starts = [];
+  for (let k = 0, at = 0; k < raw.length; k++) { starts.push(at); at += raw[k].length + 1; }
+  const lines = raw.map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
   let i = 0;
   let para = [];
+  let paraLine = 0;
+  let blockLine = 0;
+  const add = (e, line = blockLine) => {
+    if (top) e.dataset.at = String(starts[line]);
+    frag.append(e);
+  };
   const endPara = () => {
     if (!para.length) return;
     const p = h('p');
     para.forEach((l, k) => {
-      if (k) {
-        if (/ {2,}$|\\$/.test(para[k - 1])) p.append(h('br'));
-        else p.append(document.createTextNode(' '));
-      }
-      inline(p, l.replace(/ {2,}$|\\$/, '').trim());
+      if (k) p.append(hardBreak(para[k - 1]) ? h('br') : document.createTextNode(' '));
+      inline(p, withoutBreak(l).trim());
     });
-    frag.append(p);
+    add(p, paraLine);
     para = [];
   };
   while (i < lines.length) {
     const l = lines[i];
     let m;
+    blockLine = i;
     if (isBlank(l)) { endPara(); i++; continue; }
     if ((m = fenceRe.exec(l))) {
       endPara();
@@ -175,26 +209,27 @@ export function render(text, ctx = { used: new Set(), headings: [] }) {
       const code = h('code', null, body.join('\n'));
       if (m[2]) code.dataset.lang = m[2];
       pre.append(code);
-      frag.append(pre);
+      add(pre);
       continue;
     }
     if ((m = headingRe.exec(l))) {
       endPara();
       const level = m[1].length;
       const e = h(`h${level}`);
-      inline(e, m[2] || '');
+      inline(e, headingText(m[2] || ''));
       e.id = slug(e.textContent, ctx.used);
+      e.tabIndex = -1;  // the outline and a search hit move focus here
       ctx.headings.push({ level, text: e.textContent, id: e.id });
-      frag.append(e); i++; continue;
+      add(e); i++; continue;
     }
-    if (ruleRe.test(l) && !para.length) { frag.append(h('hr')); i++; continue; }
+    if (ruleRe.test(l) && !para.length) { add(h('hr')); i++; continue; }
     if (quoteRe.test(l)) {
       endPara();
       const body = [];
       while (i < lines.length && (m = quoteRe.exec(lines[i]))) { body.push(m[1]); i++; }
       const q = h('blockquote');
-      q.append(render(body.join('\n'), ctx));
-      frag.append(q);
+      q.append(render(body.join('\n'), ctx, false));
+      add(q);
       continue;
     }
     if (l.includes('|') && i + 1 < lines.length && tableSepRe.test(lines[i + 1]) && lines[i + 1].includes('-')) {
@@ -211,7 +246,7 @@ export function render(text, ctx = { used: new Set(), headings: [] }) {
         for (const c of cells(lines[i])) { const td = h('td'); inline(td, c); row.append(td); }
         body.append(row); i++;
       }
-      table.append(body); wrap.append(table); frag.append(wrap);
+      table.append(body); wrap.append(table); add(wrap);
       continue;
     }
     if ((m = listRe.exec(l)) && (!para.length || m[1].length === 0)) {
@@ -243,12 +278,13 @@ export function render(text, ctx = { used: new Set(), headings: [] }) {
           item[0] = task[2];
         }
         if (item.length === 1) inline(li, item[0]);
-        else li.append(render(item.join('\n'), ctx));
+        else li.append(render(item.join('\n'), ctx, false));
         list.append(li);
       }
-      frag.append(list);
+      add(list);
       continue;
     }
+    if (!para.length) paraLine = i;
     para.push(l); i++;
   }
   endPara();

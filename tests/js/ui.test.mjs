@@ -217,13 +217,21 @@ describe('the web UI', () => {
     await sleep(300);
     const box = await heading.boundingBox();
     assert.ok(box && box.y >= 0 && box.y < 900, `heading in view (y=${box && box.y})`);
-    assert.equal(await page.locator('section.chunk.target h2').innerText(), 'Vacation policy');
-    // The outline lists the headings; the chunk toggle draws the boundaries.
+    assert.equal(await page.locator('#doc-content > h2.target').innerText(), 'Vacation policy');
+    assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Vacation policy');
+    // The outline lists the headings and moves focus to them; the toggle draws the boundaries
+    // (one marker per chunk the API lists).
     assert.ok((await page.locator('.outline li').count()) >= 40);
-    assert.equal(await page.locator('.chunk-label').first().isVisible(), false);
+    assert.equal(await page.locator('.chunk-mark').first().isVisible(), false);
     await page.getByLabel('Show chunk boundaries').check();
-    assert.equal(await page.locator('.chunk-label').first().isVisible(), true);
+    assert.equal(await page.locator('.chunk-mark').first().isVisible(), true);
+    await page.locator('#doc-content > h2.target').scrollIntoViewIfNeeded();
     await page.screenshot({ path: path.join(shots, 'viewer.png') });
+    await page.locator('.outline a', { hasText: 'Section 2' }).first().click();
+    assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Section 2');
+    const docId = /\/doc\/([^?]+)/.exec(page.url())[1];
+    const listed = await (await fetch(`${server.url}/api/v1/kbs/handbook/documents/${docId}/chunks`)).json();
+    assert.equal(await page.locator('.chunk-mark').count(), listed.chunks.length);
   });
 
   test('editing a document re-indexes it and search finds the new word', async () => {
@@ -254,6 +262,14 @@ describe('the web UI', () => {
       '',
       '<a href="javascript:alert(5)">raw anchor</a> <svg onload="window.__pwned=\'svg\'"></svg>',
       '',
+      '[back](/\\evil.example/) [up](#payload-test)',
+      '',
+      '## Toasts',
+      '',
+      `# slow${' '.repeat(20000)}heading`,
+      '',
+      '['.repeat(40000),
+      '',
     ].join('\n'));
     quarry(tmp.data, ['ingest', evil, '--kb', 'handbook']);
     const page = await newPage();
@@ -272,6 +288,9 @@ describe('the web UI', () => {
     assert.equal(await page.locator('#doc-content script, #doc-content img, #doc-content svg, #doc-content iframe').count(), 0);
     assert.equal(await page.locator('#doc-content a[href^="javascript" i], #doc-content a[href^="data" i]').count(), 0);
     assert.match(await text(page, '#doc-content'), /<script>window.__pwned/);
+    assert.equal(await page.locator('#doc-content a[href*="evil.example"]').count(), 0);
+    // A document's headings never take the page's ids (#toasts, #main, #q).
+    assert.equal(await page.evaluate(() => document.getElementById('toasts').parentElement === document.body), true);
     // Every page and asset came with the policy.
     const ours = seen.filter((r) => r.url.startsWith(server.url) && r.status === 200);
     assert.ok(ours.length > 5);
@@ -329,6 +348,9 @@ describe('the web UI', () => {
     await page.goto(`${server.url}/#/kb/handbook`);
     const row = page.locator('table.docs tbody tr', { hasText: 'expenses.pdf' });
     await row.waitFor();
+    // Reconvert from a browser (a POST with Origin) goes through.
+    await row.getByRole('button', { name: 'Reconvert expenses.pdf' }).click();
+    await page.locator('.toast', { hasText: 'Reconverted 1 document' }).waitFor();
     const n = await page.locator('table.docs tbody tr').count();
     await row.getByRole('button', { name: 'Delete' }).click();
     await page.locator('dialog').getByRole('button', { name: 'Delete' }).click();
@@ -388,6 +410,11 @@ describe('the web UI', () => {
       assert.ok(overflow <= 1, `${hash} scrolls sideways by ${overflow}px at 390 px`);
     }
     await phone.screenshot({ path: path.join(shots, 'search-390.png') });
+    await phone.goto(`${server.url}/#/kb/live`);
+    await phone.locator('table.docs tbody a').first().click();
+    await phone.locator('#doc-content h1').waitFor();
+    const sideways = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(sideways <= 1, `the viewer scrolls sideways by ${sideways}px at 390 px`);
     for (const scheme of ['light', 'dark']) {
       const p = await newPage({ colorScheme: scheme });
       await p.goto(`${server.url}/#/`);
@@ -434,6 +461,19 @@ describe('sign-in on a --require-token server', () => {
     await page.getByRole('link', { name: 'Search' }).click();
     await page.getByLabel('Access token').waitFor();
     assert.match(await text(page, '#signin-error'), /revoked|unknown|token/i);
+  });
+
+  test('an admin token limited to one KB reads that KB\'s activity', async () => {
+    const limited = quarry(t.data, ['token', 'create', '--name', 'ui-kb-admin', '--scope', 'admin', '--kb', 'secretkb']).json.secret;
+    const page = await newPage();
+    await page.goto(`${s.url}/#/activity`);
+    await page.getByLabel('Access token').fill(limited);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByLabel('Knowledge base').waitFor();
+    assert.equal(await page.getByLabel('Knowledge base').inputValue(), 'secretkb');
+    await page.locator('table tbody tr').first().waitFor();
+    assert.equal(await page.locator('.notice.error').count(), 0);
+    assert.match(await text(page, 'table tbody'), /kb\.create/);
   });
 
   test('a read token sees write and admin controls disabled, with the reason', async () => {
