@@ -385,7 +385,8 @@ TEST_F(Rest, PluginsListProvidersAndStoresWithTheirSettings) {
   // What is listed is what a KB accepts: the embedded store with every listed setting, and the
   // hash provider with its own; a key not listed is refused.
   json store_settings = json::object();
-  for (const auto& s : find("stores", "embedded")["settings"])
+  const json embedded = find("stores", "embedded");  // a local: the loop must not walk a temporary
+  for (const auto& s : embedded["settings"])
     store_settings[s["name"].get<std::string>()] = s["default"].is_null() ? json(2) : s["default"];
   json embedder_settings = json::object();
   for (const auto& s : hash["settings"])
