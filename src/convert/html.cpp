@@ -188,7 +188,10 @@ class Renderer {
       if (t != GUMBO_TAG_LI) {
         // <ul> directly inside <ul> (invalid, common): nest it under the previous item.
         if (items.empty()) items.push_back("-");
-        items.back() += "\n" + indent_lines(body, "  ", "  ");
+        std::string& last =
+            items.back();  // two appends: `"\n" + string` trips g++ 12's -Wrestrict at -O3
+        last += '\n';
+        last += indent_lines(body, "  ", "  ");
         continue;
       }
       std::string marker = ordered ? std::to_string(number++) + "." : "-";
