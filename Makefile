@@ -51,7 +51,7 @@ run: build-bin model
 	  ./$(BUILD)/quarry --data-dir $(DATA) kb create docs --description "Quarry's own documentation" \
 	    --embedder static:glove-100d; \
 	fi
-	./$(BUILD)/quarry --data-dir $(DATA) ingest docs/ --kb docs --replace --wait
+	./$(BUILD)/quarry --data-dir $(DATA) ingest docs/ --kb docs --replace --wait --exclude '*.png'
 	./$(BUILD)/quarry --data-dir $(DATA) search "how do I ingest a folder" --kb docs --top-k 3 --mode hybrid
 	@echo
 	@echo "Serving http://127.0.0.1:$(PORT) (REST under /api/v1, MCP at /mcp); Ctrl-C stops it."
