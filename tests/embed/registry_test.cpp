@@ -248,7 +248,9 @@ TEST(ProviderPluginRegistration, BuiltinsDescribeExactlyTheSettingsTheyRead) {
       {"bert", {"bert:/nonexistent/minilm", make_bert_provider}}};
   ProviderContext ctx;
   for (const auto& [id, entry] : spec) {
-    const auto& [text, make] = entry;
+    // Named references, not a structured binding: clang 14 cannot capture one in a lambda.
+    const std::string& text = entry.first;
+    const ProviderFactory& make = entry.second;
     SCOPED_TRACE(id);
     const auto& schema = schema_of(id);
     ASSERT_TRUE(schema);

@@ -4,6 +4,7 @@
 #include <random>
 #include <thread>
 
+#include "core/util.h"
 #include "embed/provider.h"
 #include "embed/static/half.h"
 #include "embed/static/safetensors.h"
@@ -110,7 +111,14 @@ TEST(StaticProvider, MissingModelIsUnavailableWithAReasonNotAnException) {
   EXPECT_FALSE(av.ok);
   EXPECT_NE(av.reason.find("model 'nomodel-100d' not found in"), std::string::npos) << av.reason;
   EXPECT_NE(av.reason.find((dir / "nomodel-100d").string()), std::string::npos);
-  EXPECT_NE(av.reason.find("scripts/setup"), std::string::npos);
+  // The installed and build-tree folders, found from the running executable, not compiled in.
+  const std::filesystem::path exe = quarry::core::executable_dir();
+  ASSERT_FALSE(exe.empty());
+  EXPECT_NE(av.reason.find((exe.parent_path() / "share/quarry/models/nomodel-100d").string()),
+            std::string::npos)
+      << av.reason;
+  EXPECT_NE(av.reason.find((exe / "share/quarry/models/nomodel-100d").string()), std::string::npos);
+  EXPECT_NE(av.reason.find("make model"), std::string::npos);
   try {
     p->embed_query("cat");
     FAIL();

@@ -143,7 +143,10 @@ TEST(StorePluginRegistration, BuiltinsDescribeExactlyTheSettingsTheyRead) {
   };
   std::map<std::string, std::optional<PluginSchema>> schemas;
   for (auto& p : described_stores()) schemas[p.id] = p.schema;
-  for (const auto& [id, parse] : parsers) {
+  for (const auto& kv : parsers) {
+    // Named references, not a structured binding: clang 14 cannot capture one in a lambda.
+    const std::string& id = kv.first;
+    const auto& parse = kv.second;
     SCOPED_TRACE(id);
     ASSERT_TRUE(schemas[id]);
     const PluginSchema& schema = *schemas[id];

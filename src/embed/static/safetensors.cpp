@@ -27,7 +27,8 @@ constexpr std::uint64_t kMaxHeader = 100ull << 20;  // the reference implementat
 [[noreturn]] void corrupt(const std::string& path, const std::string& what) {
   throw Error(Code::corrupt_input,
               "model file " + path + " is corrupt: " + what +
-                  "; re-download or re-convert the model (e.g. run scripts/setup)",
+                  "; re-download or re-convert the model (for the default model: `make model` in "
+                  "the source tree, or reinstall the quarry package)",
               {{"path", path}});
 }
 
@@ -44,7 +45,10 @@ std::size_t dtype_size(std::string_view d) {
 SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    throw Error(Code::not_found, "model file " + path + " is missing: run scripts/setup",
+    throw Error(Code::not_found,
+                "model file " + path +
+                    " is missing: re-convert the model (for the default model: `make model` in the "
+                    "source tree, or reinstall the quarry package)",
                 {{"path", path}});
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {

@@ -16,14 +16,18 @@ namespace {
 [[noreturn]] void bad(const std::string& path, const std::string& what) {
   throw Error(Code::corrupt_input,
               "model file " + path + " is not usable: " + what +
-                  "; re-download or re-convert the model (e.g. run scripts/setup)",
+                  "; re-download or re-convert the model (for the default model: `make model` in "
+                  "the source tree, or reinstall the quarry package)",
               {{"path", path}});
 }
 
 std::string read_all(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f)
-    throw Error(Code::not_found, "model file " + path + " is missing: run scripts/setup",
+    throw Error(Code::not_found,
+                "model file " + path +
+                    " is missing: re-convert the model (for the default model: `make model` in the "
+                    "source tree, or reinstall the quarry package)",
                 {{"path", path}});
   std::ostringstream ss;
   ss << f.rdbuf();

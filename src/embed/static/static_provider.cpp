@@ -3,7 +3,10 @@
 // Where a model named N is looked for, first hit wins:
 //   settings.model_dir (exactly that folder; nothing else is searched)
 //   $QUARRY_MODELS_DIR/N, ProviderContext.models_dir/N, <data_dir>/models/N,
-//   QUARRY_DEFAULT_MODELS_DIR/N (compiled in; the build points it at .deps/models).
+//   <exe>/../share/quarry/models/N (an install: /usr/bin/quarry -> /usr/share/quarry/models),
+//   <exe>/share/quarry/models/N (a build tree: the build links it to .deps/models, where
+//   `make model` puts the default model).
+// Both last two are found from the running executable, so no build path is compiled in.
 // A missing model is not an error at create(): the provider exists, is_available() says what is
 // missing and how to fix it, and the embed calls throw engine_unavailable. The files are loaded
 // lazily on first use (once, under a mutex) and then shared read-only by all threads.
@@ -14,13 +17,10 @@
 #include <mutex>
 
 #include "core/plugin_version.h"
+#include "core/util.h"
 #include "embed/provider.h"
 #include "embed/static/static_model.h"
 #include "quarry/error.h"
-
-#ifndef QUARRY_DEFAULT_MODELS_DIR
-#define QUARRY_DEFAULT_MODELS_DIR ""
-#endif
 
 namespace quarry::embed {
 namespace {
@@ -50,8 +50,10 @@ std::vector<std::string> candidate_dirs(const std::string& name, const ProviderC
     out.push_back((fs::path(env) / name).string());
   if (!ctx.models_dir.empty()) out.push_back((fs::path(ctx.models_dir) / name).string());
   if (!ctx.data_dir.empty()) out.push_back((fs::path(ctx.data_dir) / "models" / name).string());
-  if (std::string def = QUARRY_DEFAULT_MODELS_DIR; !def.empty())
-    out.push_back((fs::path(def) / name).string());
+  if (std::string exe = core::executable_dir(); !exe.empty()) {
+    out.push_back((fs::path(exe).parent_path() / "share" / "quarry" / "models" / name).string());
+    out.push_back((fs::path(exe) / "share" / "quarry" / "models" / name).string());
+  }
   return out;
 }
 
@@ -130,7 +132,7 @@ class StaticProvider final : public EmbeddingProvider {
     }
   }
 
-  // Loads on first use. A failure is not cached: running scripts/setup while the server is up
+  // Loads on first use. A failure is not cached: running `make model` while the server is up
   // makes the model available at the next call.
   const StaticModel& loaded() const {
     if (const auto* m = loaded_.load(std::memory_order_acquire)) return *m;
@@ -158,8 +160,8 @@ class StaticProvider final : public EmbeddingProvider {
       if (has_files(explicit_dir_)) return explicit_dir_;
       throw Error(Code::engine_unavailable,
                   "model '" + name_ + "' not found in " + explicit_dir_ +
-                      " (settings.model_dir): run scripts/setup or point model_dir at a folder "
-                      "with model.safetensors, tokenizer.json and config.json",
+                      " (settings.model_dir): point model_dir at a folder with model.safetensors, "
+                      "tokenizer.json and config.json",
                   {{"provider", "static"}, {"model", name_}});
     }
     std::string searched;
@@ -170,7 +172,8 @@ class StaticProvider final : public EmbeddingProvider {
     throw Error(Code::engine_unavailable,
                 "model '" + name_ + "' not found in " +
                     (searched.empty() ? std::string("any models folder") : searched) +
-                    ": run scripts/setup or set model_dir (or QUARRY_MODELS_DIR)",
+                    ": run `make model` in Quarry's source tree, install the quarry package "
+                    "(docs/install.md), or set model_dir (or QUARRY_MODELS_DIR) to its folder",
                 {{"provider", "static"}, {"model", name_}});
   }
 
@@ -247,8 +250,8 @@ PluginSchema static_provider_schema() {
                            "The vector length, when known before the model is installed; it "
                            "must match the model's (default: the model's).")};
   s.models = {{kDefaultModel, dims_from_name(kDefaultModel),
-               "GloVe 6B word vectors, 100 dimensions, with SIF weighting (scripts/setup "
-               "installs it)",
+               "GloVe 6B word vectors, 100 dimensions, with SIF weighting (`make model` "
+               "or the quarry package installs it)",
                true}};
   return s;
 }

@@ -174,8 +174,10 @@ struct HnswIndex::Impl {
     static std::size_t slot(const M& m) {
       return m.slot;
     }
+    // `end` is const: USearch's candidate iterator declares a non-const operator==, so with two
+    // mutable iterators C++20 also sees the reversed `end == begin` and clang calls it ambiguous.
     template <typename It>
-    void operator()(It begin, It end) const {
+    void operator()(It begin, const It end) const {
       for (; begin != end; ++begin) prefetch_lines(im->code(slot(*begin)), im->dims);
     }
   };

@@ -1,5 +1,6 @@
 #include "store/embedded/kernels.h"
 
+#include <cpuid.h>
 #include <immintrin.h>
 #include <unistd.h>
 
@@ -78,10 +79,13 @@ void dot4_generic(const float* q, const float* m, std::size_t dims, float* out) 
   for (std::size_t j = 0; j < 4; ++j) out[j] = dot_body(q, m + j * dims, dims);
 }
 
-// g++ 12's AVX-512 headers trip -Wuninitialized (their _mm512_undefined_* placeholders).
+// g++ 12's AVX-512 headers trip -Wuninitialized (their _mm512_undefined_* placeholders); clang's
+// do not (and clang has no -Wmaybe-uninitialized).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 // i8 x i8 -> int32: bytes widened to int16 and multiplied pairwise (vpmaddwd, or vpdpwssd with
 // VNNI, which fuses the add). Two accumulators hide the latency.
 __attribute__((target("avx512f,avx512bw"))) std::int32_t dot_i8_avx512(const std::int8_t* a,
@@ -159,7 +163,9 @@ __attribute__((target("avx512f"))) void dot4_f16_avx512(const float* q, const st
   out[3] = _mm512_reduce_add_ps(a3);
 }
 
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 __attribute__((target("avx2"))) std::int32_t dot_i8_avx2(const std::int8_t* a, const std::int8_t* b,
                                                          std::size_t n) {
@@ -229,6 +235,12 @@ float dot_f16_generic(const float* q, const std::uint16_t* r, std::size_t n) {
 
 using DotFn = float (*)(const float*, const float*, std::size_t);
 using Dot4Fn = void (*)(const float*, const float*, std::size_t, float*);
+// AVX512-VNNI from CPUID leaf 7 (ECX bit 11): clang 14's __builtin_cpu_supports has no name
+// for it. Only asked once AVX-512F is known to be usable.
+bool has_avx512vnni() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid_count(7, 0, &a, &b, &c, &d) && ((c >> 11) & 1u);
+}
 bool has_avx2() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -239,7 +251,7 @@ const Dot4Fn g_dot4 = g_avx2 ? dot4_avx2 : dot4_generic;
 using DotI8Fn = std::int32_t (*)(const std::int8_t*, const std::int8_t*, std::size_t);
 DotI8Fn pick_dot_i8() {
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"))
-    return __builtin_cpu_supports("avx512vnni") ? dot_i8_vnni : dot_i8_avx512;
+    return has_avx512vnni() ? dot_i8_vnni : dot_i8_avx512;
   return g_avx2 ? dot_i8_avx2 : dot_i8_generic;
 }
 const DotI8Fn g_dot_i8 = pick_dot_i8();
@@ -374,7 +386,7 @@ KernelVariants kernel_variants() {
   if (g_f16c) v.dot_f16.push_back({"avx2-f16c", dot_f16_avx2});
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) {
     v.dot_i8.push_back({"avx512", dot_i8_avx512});
-    if (__builtin_cpu_supports("avx512vnni")) v.dot_i8.push_back({"avx512-vnni", dot_i8_vnni});
+    if (has_avx512vnni()) v.dot_i8.push_back({"avx512-vnni", dot_i8_vnni});
   }
   if (g_avx512) v.dot4_f16.push_back({"avx512", dot4_f16_avx512});
   return v;
