@@ -33,6 +33,8 @@ from .errors import ClientTimeout, TransportError, error_from_response
 
 API_PREFIX = "/api/v1"
 RETRY_STATUSES = frozenset((429, 503))
+# How a connection the server closed shows up (RemoteDisconnected is a ConnectionResetError).
+_DROPPED = (ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
 USER_AGENT = "quarry-client-python/0.1.0"
 
 # Indirection so that tests can observe the waits without sleeping.
@@ -185,15 +187,12 @@ class Transport:
             if conn.sock is not None:
                 conn.sock.settimeout(wait)
             try:
-                conn.request(method, target, body=body, headers=headers)
-                raw = conn.getresponse()
-                data = raw.read()
+                raw, data = _exchange(conn, method, target, body, headers)
             except socket.timeout as e:
                 self._drop()
                 raise ClientTimeout("no answer from %s within %s s (%s %s)"
                                     % (self.base_url, wait, method, target)) from e
-            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError,
-                    ConnectionAbortedError) as e:
+            except _DROPPED as e:
                 self._drop()
                 if reused and not resend:
                     continue  # the server closed an idle keep-alive connection: send again
@@ -207,6 +206,31 @@ class Transport:
             headers_out = {k.lower(): v for k, v in raw.getheaders()}
             return Response(raw.status, headers_out, data)
         raise AssertionError("unreachable")
+
+
+def _exchange(conn: http.client.HTTPConnection, method: str, target: str,
+              body: Optional[bytes], headers: Dict[str, str]
+              ) -> Tuple[http.client.HTTPResponse, bytes]:
+    """Send one request and read its answer.
+
+    A server at its connection limit answers 503 ``busy`` and closes without reading the
+    request, so sending may fail with a broken pipe although the answer is already there to
+    read: it is read before the failure is reported.
+    """
+    try:
+        conn.request(method, target, body=body, headers=headers)
+    except _DROPPED:
+        if conn.sock is None:
+            raise
+        early = http.client.HTTPResponse(conn.sock, method=method)
+        try:
+            early.begin()
+        except (OSError, http.client.HTTPException):
+            early.close()
+            raise
+        return early, early.read()
+    raw = conn.getresponse()
+    return raw, raw.read()
 
 
 def _query_value(value: Any) -> str:

@@ -246,17 +246,22 @@ class SearchHit(Model):
 @dataclass
 class SearchResult(Model):
     """A search's answer. ``mode`` is the mode that answered; ``degraded`` says why it is not
-    the one asked for (empty when it is)."""
+    the one asked for (empty when it is). A hybrid search also has each mode's own hits in
+    ``per_mode``; ``index_status`` tells whether the indexes are ``ready``."""
 
     kb: Optional[str] = None
     mode: Optional[str] = None
     hits: List[SearchHit] = field(default_factory=list)
     degraded: List[str] = field(default_factory=list)
-    per_mode: Optional[Json] = None
+    per_mode: Dict[str, List[SearchHit]] = field(default_factory=dict)
     index_status: Optional[IndexStatus] = None
     took_ms: Optional[float] = None
 
-    _nested = {"hits": _list_of(SearchHit), "index_status": IndexStatus.from_json}
+    _nested = {
+        "hits": _list_of(SearchHit),
+        "per_mode": lambda modes: {m: _list_of(SearchHit)(hits) for m, hits in modes.items()},
+        "index_status": IndexStatus.from_json,
+    }
 
     @property
     def is_degraded(self) -> bool:
