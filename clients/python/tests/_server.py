@@ -37,14 +37,15 @@ class Server:
              "--port-file", port_file, *flags],
             stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 30
-        while not (os.path.exists(port_file) and open(port_file).read().strip()):
+        while not _read(port_file):
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 self.stop()
-                raise RuntimeError("quarry serve did not start; see " + self.log.name)
+                raise RuntimeError("quarry serve did not start (%s)" % BINARY)
             time.sleep(0.05)
-        self.port = int(open(port_file).read().strip())
+        self.port = int(_read(port_file))
         self.url = "http://127.0.0.1:%d" % self.port
-        urllib.request.urlopen(self.url + "/api/v1/health", timeout=10).read()
+        with urllib.request.urlopen(self.url + "/api/v1/health", timeout=10) as res:
+            res.read()
 
     def cli(self, *args: str) -> str:
         """Run the quarry CLI on this server's data directory."""
@@ -61,6 +62,14 @@ class Server:
                 self.proc.wait(timeout=20)
         self.log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _read(name: str) -> str:
+    try:
+        with open(name, encoding="utf-8") as f:
+            return f.read().strip()
+    except FileNotFoundError:
+        return ""
 
 
 def wait_until(predicate, what: str, limit_s: float = 60.0, step_s: float = 0.1) -> None:

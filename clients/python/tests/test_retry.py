@@ -30,6 +30,7 @@ class Scripted(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     script: List[Tuple[int, Optional[str], str]] = []
     seen: List[str] = []
+    hang_up = False  # close each connection after answering, without saying so
 
     def _answer(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -45,6 +46,7 @@ class Scripted(http.server.BaseHTTPRequestHandler):
             self.send_header("Retry-After", retry_after)
         self.end_headers()
         self.wfile.write(body)
+        self.close_connection = type(self).hang_up
 
     do_GET = do_POST = _answer
 
@@ -57,6 +59,7 @@ class ScriptedServer(unittest.TestCase):
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Scripted)
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
         Scripted.seen = []
+        Scripted.hang_up = False
         self.waits: List[float] = []
         patcher = mock.patch.object(_http, "_sleep", self.waits.append)
         patcher.start()
@@ -115,11 +118,21 @@ class ScriptedServer(unittest.TestCase):
         self.client().search("kb", "q")
         self.assertEqual(Scripted.seen, ["POST /api/v1/kbs/kb/search"] * 2)
 
+    def test_a_keep_alive_connection_closed_while_idle_is_reopened(self) -> None:
+        Scripted.hang_up = True
+        Scripted.script = [(200, None, ""), (201, None, "")]
+        client = self.client()
+        client.health()
+        client.add_document("kb", "a.md", "# A\n")  # the first send finds the socket closed
+        self.assertEqual(Scripted.seen, ["GET /api/v1/health", "POST /api/v1/kbs/kb/documents"])
+        self.assertEqual(self.waits, [])
+
     def test_base_url_with_or_without_the_api_prefix(self) -> None:
         port = self.httpd.server_address[1]
         for url in ("http://127.0.0.1:%d" % port, "http://127.0.0.1:%d/api/v1/" % port):
             Scripted.script = [(200, None, "")]
-            Client(url).health()
+            with Client(url) as client:
+                client.health()
         self.assertEqual(Scripted.seen, ["GET /api/v1/health"] * 2)
 
 
