@@ -183,9 +183,10 @@ class Transport:
         for resend in (False, True):
             conn, reused = self._connection()
             wait = self.timeout if timeout is None else timeout
-            conn.timeout = wait
-            if conn.sock is not None:
-                conn.sock.settimeout(wait)
+            if conn.timeout != wait:  # settimeout costs system calls: only on a change
+                conn.timeout = wait
+                if conn.sock is not None:
+                    conn.sock.settimeout(wait)
             try:
                 raw, data = _exchange(conn, method, target, body, headers)
             except socket.timeout as e:

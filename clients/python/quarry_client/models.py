@@ -8,7 +8,9 @@ server leaves out is ``None``. Build one with ``Cls.from_json(obj)``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any, Callable, ClassVar, Dict, Generic, Iterator, List, Optional, TypeVar
+from typing import (
+    Any, Callable, ClassVar, Dict, Generic, Iterator, List, Optional, Tuple, TypeVar,
+)
 
 __all__ = [
     "Model", "IndexStatus", "KB", "KbChangePlan", "ReindexProgress", "ReindexState", "KbStatus",
@@ -34,13 +36,19 @@ class Model:
     def from_json(cls: Any, data: Optional[Json]) -> Any:
         if data is None:
             return None
-        kwargs = {}
-        for f in fields(cls):
-            if f.name != "raw" and f.name in data:
-                value = data[f.name]
-                convert = cls._nested.get(f.name)
-                kwargs[f.name] = convert(value) if convert and value is not None else value
+        names = _FIELD_NAMES.get(cls)
+        if names is None:
+            names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls) if f.name != "raw")
+        nested = cls._nested
+        kwargs = {name: data[name] for name in names if name in data}
+        for name, convert in nested.items():
+            if kwargs.get(name) is not None:
+                kwargs[name] = convert(kwargs[name])
         return cls(raw=data, **kwargs)
+
+
+# The fields of each Model subclass, looked up once (dataclasses.fields is slow per call).
+_FIELD_NAMES: Dict[type, Tuple[str, ...]] = {}
 
 
 def _list_of(cls: Any) -> Callable[[List[Json]], List[Any]]:
