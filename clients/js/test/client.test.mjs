@@ -9,7 +9,7 @@ import {
   AlreadyExistsError, ConflictError, ForbiddenError, InvalidArgumentError, ModeUnavailableError,
   NotFoundError, QuarryClient, UnauthorizedError,
 } from '../src/index.js';
-import { scratch, startServer, waitFor } from './server.mjs';
+import { scratch, startServer, waitFor } from '../test-lib/server.mjs';
 
 const KB = 'notes';
 const PAGED = 'paged';

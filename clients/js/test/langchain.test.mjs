@@ -9,7 +9,7 @@ import { Document } from '@langchain/core/documents';
 import { QuarryClient } from 'quarry-client';
 import { QuarryRetriever } from 'quarry-client/langchain';
 
-import { scratch, startServer, waitFor } from './server.mjs';
+import { scratch, startServer, waitFor } from '../test-lib/server.mjs';
 
 const KB = 'handbook';
 const DOCS = {

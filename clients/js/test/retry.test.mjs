@@ -9,7 +9,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { BusyError, QuarryClient, QuarryError, RateLimitedError, TimeoutError } from '../src/index.js';
-import { scratch, startServer } from './server.mjs';
+import { scratch, startServer } from '../test-lib/server.mjs';
 
 /** Takes DATA/write.lock like another writer would; resolves to release(). */
 async function holdWriterLock(data) {

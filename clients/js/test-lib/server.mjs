@@ -1,4 +1,5 @@
-// The tests' real server: `quarry --data-dir DIR serve --port 0 --port-file F` on 127.0.0.1, in
+// The tests' real server (kept out of test/, where `node --test` would run it as a test file):
+// `quarry --data-dir DIR serve --port 0 --port-file F` on 127.0.0.1, in
 // the style of tests/js/lib/env.mjs. The binary is QUARRY_BINARY (ctest passes the build's),
 // else the repository's build/quarry, else `quarry` on the PATH.
 import { spawn, spawnSync } from 'node:child_process';
