@@ -12,7 +12,7 @@ GENERATOR  := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 # fetches) is converted once by the quarry binary into .deps/models/glove-100d, the model2vec
 # layout the static provider reads.
 
-.deps/.setup-done: scripts/setup tests/js/package-lock.json
+.deps/.setup-done: scripts/setup tests/js/package-lock.json clients/js/package-lock.json
 	./scripts/setup
 	@mkdir -p .deps && touch $@
 
