@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs every ```python and ```js block of docs/clients.md, in order, against a real
-# `quarry serve` with an empty KB `handbook` (static:glove-100d embedder), so the client guide
-# cannot drift from the clients. Each block runs as its own process, in one shared working
-# directory, with QUARRY_URL set:
-#   python: $PYTHON (default python3) with PYTHONPATH=clients/python;
-#   js:     node --input-type=module, where `import ... from "quarry-client"` resolves to
-#           clients/js (a node_modules link in the working directory; NODE_PATH for require).
+# `quarry serve` with two empty KBs, `handbook` (static:glove-100d embedder) and `notes`, so the
+# client guide cannot drift from the clients. Each block runs as its own process with
+# QUARRY_URL set:
+#   python: $PYTHON (default python3) with PYTHONPATH=clients/python, in a scratch directory;
+#   js:     node on a .mjs file in a scratch folder inside clients/js, so that
+#           `import ... from "quarry-client"` resolves through the package's own "exports" and
+#           `@langchain/core` from clients/js/node_modules (scripts/setup's `npm ci`).
 # A block that exits non-zero fails the test, which prints the block and its output. No block
 # of another language is skipped silently: any other fenced language that looks runnable
 # (py, javascript, mjs) fails the test so that it gets a runner here.
@@ -30,6 +31,7 @@ cleanup() {
     wait "$server_pid" 2>/dev/null || true
   fi
   rm -rf "$tmp"
+  [ -n "${js_dir:-}" ] && rm -rf "$js_dir"
 }
 trap cleanup EXIT
 
@@ -63,6 +65,8 @@ PY
 
 "$binary" --data-dir "$tmp/data" kb create handbook --embedder static:glove-100d \
   >"$tmp/kb.log" 2>&1 || fail "kb create: $(cat "$tmp/kb.log")"
+"$binary" --data-dir "$tmp/data" kb create notes >"$tmp/kb.log" 2>&1 \
+  || fail "kb create: $(cat "$tmp/kb.log")"
 "$binary" --data-dir "$tmp/data" serve --port 0 --port-file "$tmp/port" >"$tmp/server.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 1 300); do
@@ -74,12 +78,12 @@ done
 export QUARRY_URL="http://127.0.0.1:$(cat "$tmp/port")"
 unset QUARRY_TOKEN
 
-# `import ... from "quarry-client"` from the working directory finds clients/js.
+js_dir=""
 if ls "$tmp/blocks"/*.js >/dev/null 2>&1; then
   command -v node >/dev/null || fail "docs/clients.md has js blocks and node is not installed"
-  [ -d "$source_dir/clients/js" ] || fail "docs/clients.md has js blocks and clients/js is missing"
-  mkdir -p "$tmp/work/node_modules"
-  ln -s "$source_dir/clients/js" "$tmp/work/node_modules/quarry-client"
+  [ -d "$source_dir/clients/js/node_modules/@langchain/core" ] \
+    || fail "clients/js/node_modules is missing: run scripts/setup (it runs npm ci in clients/js)"
+  js_dir="$(mktemp -d "$source_dir/clients/js/.doc-run-XXXXXX")"
 fi
 
 count=0
@@ -90,9 +94,10 @@ for block in "$tmp/blocks"/*; do
     *.python)
       run=(env PYTHONPATH="$source_dir/clients/python" timeout 120 "$python" "$block") ;;
     *.js)
-      run=(env NODE_PATH="$tmp/work/node_modules" timeout 120 node --input-type=module) ;;
+      cp "$block" "$js_dir/$(basename "$block" .js).mjs"
+      run=(timeout 120 node "$js_dir/$(basename "$block" .js).mjs") ;;
   esac
-  if ! (cd "$tmp/work" && "${run[@]}" <"$block") >"$tmp/out" 2>&1; then
+  if ! (cd "$tmp/work" && "${run[@]}" </dev/null) >"$tmp/out" 2>&1; then
     echo "--- block $(basename "$block") ---"
     cat "$block"
     echo "--- output ---"
