@@ -235,11 +235,18 @@ float dot_f16_generic(const float* q, const std::uint16_t* r, std::size_t n) {
 
 using DotFn = float (*)(const float*, const float*, std::size_t);
 using Dot4Fn = void (*)(const float*, const float*, std::size_t, float*);
-// AVX512-VNNI from CPUID leaf 7 (ECX bit 11): clang 14's __builtin_cpu_supports has no name
-// for it. Only asked once AVX-512F is known to be usable.
-bool has_avx512vnni() {
+// Features clang 14's __builtin_cpu_supports has no name for, read from CPUID directly:
+// F16C (leaf 1, ECX bit 29) and AVX512-VNNI (leaf 7, ECX bit 11). Each is only asked once the
+// wider feature it extends (AVX2, AVX-512F) is known to be usable.
+bool cpuid_ecx_bit(unsigned leaf, unsigned bit) {
   unsigned a = 0, b = 0, c = 0, d = 0;
-  return __get_cpuid_count(7, 0, &a, &b, &c, &d) && ((c >> 11) & 1u);
+  return __get_cpuid_count(leaf, 0, &a, &b, &c, &d) && ((c >> bit) & 1u);
+}
+bool has_f16c() {
+  return cpuid_ecx_bit(1, 29);
+}
+bool has_avx512vnni() {
+  return cpuid_ecx_bit(7, 11);
 }
 bool has_avx2() {
   __builtin_cpu_init();
@@ -255,7 +262,7 @@ DotI8Fn pick_dot_i8() {
   return g_avx2 ? dot_i8_avx2 : dot_i8_generic;
 }
 const DotI8Fn g_dot_i8 = pick_dot_i8();
-const bool g_f16c = g_avx2 && __builtin_cpu_supports("f16c");
+const bool g_f16c = g_avx2 && has_f16c();
 const bool g_avx512 = __builtin_cpu_supports("avx512f");
 
 bool better(const Scored& a, const Scored& b) {
