@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every ```python and ```js block of docs/clients.md, in order, against a real
-# `quarry serve` with two empty KBs, `handbook` (static:glove-100d embedder) and `notes`, so the
+# `quarry serve` with two KBs, an empty `handbook` (static:glove-100d embedder) and `notes` holding
+# keys.md (for the README's example), so the
 # client guide cannot drift from the clients. Each block runs as its own process with
 # QUARRY_URL set:
 #   python: $PYTHON (default python3) with PYTHONPATH=clients/python, in a scratch directory;
@@ -31,7 +32,7 @@ cleanup() {
     wait "$server_pid" 2>/dev/null || true
   fi
   rm -rf "$tmp"
-  [ -n "${js_dir:-}" ] && rm -rf "$js_dir"
+  if [ -n "${js_dir:-}" ]; then rm -rf "$js_dir"; fi
 }
 trap cleanup EXIT
 
@@ -67,6 +68,10 @@ PY
   >"$tmp/kb.log" 2>&1 || fail "kb create: $(cat "$tmp/kb.log")"
 "$binary" --data-dir "$tmp/data" kb create notes >"$tmp/kb.log" 2>&1 \
   || fail "kb create: $(cat "$tmp/kb.log")"
+# One document in `notes`, so the README's search example has a hit whose fields it prints.
+printf '# Key rotation\n\nWe rotate keys every 90 days and after anyone leaves the team.\n' >"$tmp/keys.md"
+"$binary" --data-dir "$tmp/data" ingest "$tmp/keys.md" --kb notes >"$tmp/kb.log" 2>&1 \
+  || fail "ingest keys.md: $(cat "$tmp/kb.log")"
 "$binary" --data-dir "$tmp/data" serve --port 0 --port-file "$tmp/port" >"$tmp/server.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 1 300); do
