@@ -106,7 +106,7 @@ set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION misc)
 # zstd (dpkg >= 1.21.18, Debian 12's): measured against xz on this package (bench/install_footprint.sh,
-# docs/benchmarks.md), 6% larger but 25x faster to build and 24x faster to unpack.
+# docs/benchmarks.md), 6% larger but 16x faster to build and 22x faster to unpack.
 set(CPACK_DEBIAN_COMPRESSION_TYPE zstd)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME quarry)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION misc)
