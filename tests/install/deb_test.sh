@@ -4,7 +4,7 @@
 # build tree in reach (a clean environment, another working directory): kb create, ingest,
 # hybrid search with the packaged model, and serve. docs/install.md describes the same steps.
 set -euo pipefail
-: "${QUARRY_BUILD_DIR:?}"
+: "${QUARRY_BUILD_DIR:?}" "${QUARRY_SOURCE_DIR:?}"
 work=$(mktemp -d "${TMPDIR:-/tmp}/quarry-deb.XXXXXX")
 server=""
 cleanup() { [[ -n "$server" ]] && kill "$server" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
@@ -35,6 +35,11 @@ dev_contents=$(dpkg-deb -c "$dev")  # whole, not piped into grep -q: pipefail wo
 grep -q ' ./usr/lib/cmake/quarry/quarryConfig.cmake$' <<<"$dev_contents" || fail "$dev lacks the CMake config"
 
 dpkg-deb -x "$deb" "$work/root"
+# Nothing of the source or build tree is compiled into the packaged binary (the model is found
+# relative to the binary; the debug info that names the folders is stripped).
+for dir in "$QUARRY_SOURCE_DIR" "$QUARRY_BUILD_DIR"; do
+  if grep -qaF "$dir" "$work/root/usr/bin/quarry"; then fail "the packaged binary names $dir"; fi
+done
 mkdir -p "$work/home" "$work/docs" "$work/cwd"
 cd "$work/cwd"
 q() { env -i HOME="$work/home" PATH=/usr/bin:/bin "$work/root/usr/bin/quarry" --data-dir "$work/data" "$@"; }
