@@ -221,11 +221,16 @@ KbConfig kb_config_from_json(const json& j, const KbConfig& base) {
   KbConfig c = base;
   expect_object(j, "config");
   for (const auto& [k, v] : j.items()) {
+    // null resets a setting to its default, at the top level as below it (docs/cli.md).
     if (k == "description") {
-      c.description = get_string(v, k);
+      c.description = v.is_null() ? std::string() : get_string(v, k);
       if (c.description.size() > 4096) bad(k, "must be at most 4096 bytes");
     } else if (k == "modes") {
       c.modes.clear();
+      if (v.is_null()) {
+        c.modes = KbConfig{}.modes;  // and the semantic ones below, with an embedder
+        continue;
+      }
       for (const auto& name : get_string_list(v, k)) {
         auto m = parse_mode(name);
         if (!m) bad("modes", "unknown mode '" + name + "' (known: " + mode_names() + ")");
@@ -244,7 +249,7 @@ KbConfig kb_config_from_json(const json& j, const KbConfig& base) {
     } else if (k == "hybrid") {
       apply_hybrid(v, c.hybrid);
     } else if (k == "revision") {
-      c.revision = get_int(v, k, 0, 1 << 30);
+      c.revision = v.is_null() ? 0 : get_int(v, k, 0, 1 << 30);
     } else {
       bad(k,
           "unknown key (known: description, modes, chunking, subjects, limits, embedder, store, "
@@ -252,7 +257,8 @@ KbConfig kb_config_from_json(const json& j, const KbConfig& base) {
     }
   }
   // A KB that gains an embedder while still on the default modes serves the semantic modes too.
-  if (!c.embedder.provider.empty() && !j.contains("modes") && c.modes == KbConfig{}.modes)
+  const bool modes_default = !j.contains("modes") || j["modes"].is_null();
+  if (!c.embedder.provider.empty() && modes_default && c.modes == KbConfig{}.modes)
     c.modes = {Mode::grep, Mode::keyword, Mode::vector, Mode::hybrid, Mode::automatic};
   validate_kb_config(c);
   return c;
@@ -300,6 +306,21 @@ json kb_config_to_json(const KbConfig& c) {
 KbConfig kb_config_set(const KbConfig& c, const std::string& dotted_key, const std::string& value) {
   json v = json::parse(value, nullptr, /*allow_exceptions=*/false);
   if (v.is_discarded()) v = value;  // bare words are strings
+  // `modes=keyword,vector`: the list as a shell user types it.
+  if (dotted_key == "modes" && v.is_string()) {
+    json list = json::array();
+    const std::string text = v.get<std::string>();
+    for (std::string::size_type at = 0; at <= text.size();) {
+      auto comma = text.find(',', at);
+      if (comma == std::string::npos) comma = text.size();
+      std::string name = text.substr(at, comma - at);
+      name.erase(0, name.find_first_not_of(' '));
+      name.erase(name.find_last_not_of(' ') + 1);
+      if (!name.empty()) list.push_back(name);
+      at = comma + 1;
+    }
+    v = list;
+  }
   json patch = v;
   std::string::size_type end = dotted_key.size();
   while (true) {

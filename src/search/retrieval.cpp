@@ -126,11 +126,24 @@ SearchResponse search(const SearchRequest& r, const KbScope& kb) {
                               "'; answered by keyword");
     mode = Mode::keyword;
   }
-  if (!mode_enabled(config, mode))
+  if (!mode_enabled(config, mode)) {
+    // Without an embedder, listing the mode would only meet the next refusal: name the real fix.
+    if (mode == Mode::vector && config.embedder.provider.empty())
+      throw Error(Code::mode_unavailable,
+                  "vector search needs an embedder, and knowledge base '" + r.kb +
+                      "' has none: set one with `quarry kb set " + r.kb +
+                      " embedder.provider=static:glove-100d` (the local default model; "
+                      "docs/configuration.md lists the others), then embed with `quarry reindex " +
+                      r.kb + "`",
+                  {{"mode", "vector"}, {"reason", "no_embedder"}, {"field", "embedder.provider"}});
+    std::string modes;  // the KB's modes and this one
+    for (Mode m : config.modes) modes += std::string(mode_name(m)) + ",";
     throw Error(Code::mode_unavailable,
                 std::string(mode_name(mode)) + " search is disabled for knowledge base '" + r.kb +
-                    "' (see `quarry kb set " + r.kb + " modes=...`)",
-                {{"mode", mode_name(mode)}});
+                    "': add it to the KB's modes with `quarry kb set " + r.kb + " modes=" + modes +
+                    mode_name(mode) + "`",
+                {{"mode", mode_name(mode)}, {"field", "modes"}});
+  }
   if (mode == Mode::grep) {
     resp.hits = grep_as_hits(r, kb);
   } else {

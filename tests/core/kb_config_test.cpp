@@ -160,6 +160,27 @@ TEST(KbConfigSet, JsonArraysAndObjects) {
   EXPECT_EQ(c.limits.max_chunks_per_document, 2000);
 }
 
+// `null` resets a setting to its default at the top level too, as docs/cli.md says; a list
+// typed as the shell user types it (`modes=keyword,vector`) is the list.
+TEST(KbConfigSet, NullResetsTopLevelSettingsAndModesTakeACommaList) {
+  KbConfig c = kb_config_set({}, "description", "team notes");
+  c = kb_config_set(c, "modes", "keyword, grep");
+  EXPECT_EQ(c.modes, (std::vector<Mode>{Mode::keyword, Mode::grep}));
+  c = kb_config_set(c, "revision", "3");
+  c = kb_config_set(c, "description", "null");
+  EXPECT_EQ(c.description, "");
+  c = kb_config_set(c, "modes", "null");
+  EXPECT_EQ(c.modes, KbConfig{}.modes);
+  c = kb_config_set(c, "revision", "null");
+  EXPECT_EQ(c.revision, 0);
+  // With an embedder, the default modes are the semantic ones too.
+  c = kb_config_set(c, "embedder.provider", "hash");
+  c = kb_config_set(c, "modes", "keyword");
+  c = kb_config_set(c, "modes", "null");
+  EXPECT_EQ(c.modes.size(), all_modes().size());
+  EXPECT_EQ(error_of([&] { kb_config_set(c, "modes", "keyword,sideways"); }).second, "modes");
+}
+
 TEST(KbConfigSet, UnknownDottedKeyIsNamed) {
   auto [code, field] = error_of([] { kb_config_set({}, "chunking.max_tokns", "100"); });
   EXPECT_EQ(code, Code::invalid_argument);

@@ -302,7 +302,23 @@ TEST_F(EngineTest, WithoutAnEmbedderVectorIsAnErrorAndAutoDegradesToKeyword) {
   r.query = "kitten";
   r.mode = Mode::vector;
   std::map<std::string, std::string> details;
-  EXPECT_EQ(code_of([&] { engine->search(r); }, &details), Code::mode_unavailable);
+  std::string message;
+  EXPECT_EQ(code_of([&] { engine->search(r); }, &details, &message), Code::mode_unavailable);
+  // The message names the real fix, an embedder, not the list of modes (which would only meet
+  // the next refusal), and the command that embeds afterwards.
+  EXPECT_EQ(details["reason"], "no_embedder");
+  EXPECT_EQ(details["field"], "embedder.provider");
+  EXPECT_NE(message.find("quarry kb set plain embedder.provider=static:glove-100d"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("quarry reindex plain"), std::string::npos) << message;
+  EXPECT_EQ(message.find("modes="), std::string::npos) << message;
+  // A mode left out of the KB's own list is fixed by listing it: the command keeps the others.
+  engine->set_kb("plain", {{"modes", "keyword"}});
+  r.mode = Mode::grep;
+  EXPECT_EQ(code_of([&] { engine->search(r); }, &details, &message), Code::mode_unavailable);
+  EXPECT_NE(message.find("quarry kb set plain modes=keyword,grep"), std::string::npos) << message;
+  engine->set_kb("plain", {{"modes", "null"}});
   r.mode = Mode::automatic;
   auto resp = engine->search(r);
   EXPECT_EQ(resp.mode, Mode::keyword);
