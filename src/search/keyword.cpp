@@ -216,7 +216,92 @@ std::vector<Hit> keyword_candidates(const catalog::Catalog& cat, const catalog::
 }
 
 std::string match_expression(const std::string& query, bool advanced, bool drop_stopwords) {
+  if (advanced) check_advanced_query(query);
   return advanced ? query : safe_match_expression(query, drop_stopwords);
+}
+
+namespace {
+
+// 1-based position of byte `at` in `text`, in characters (code points), for messages.
+std::size_t char_position(std::string_view text, std::size_t at) {
+  std::size_t n = 1;
+  for (std::size_t i = 0; i < at && i < text.size(); ++i)
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) ++n;
+  return n;
+}
+
+[[noreturn]] void refuse_advanced(std::string_view query, std::size_t at, const std::string& what) {
+  throw Error(Code::invalid_argument,
+              "invalid advanced query at character " + std::to_string(char_position(query, at)) +
+                  ": " + what +
+                  " (advanced syntax: words, \"quoted phrases\", prefix*, AND, OR, NOT, "
+                  "NEAR(a b, 5), (groups), column:word; or search without advanced syntax)",
+              {{"field", "query"}, {"position", std::to_string(char_position(query, at))}});
+}
+
+}  // namespace
+
+void check_advanced_query(std::string_view q) {
+  // What the previous token was: an operand can follow an operator or an opening parenthesis;
+  // an operator must follow an operand.
+  bool after_operand = false;
+  std::vector<std::size_t> open;  // byte offsets of the unclosed '('
+  std::string last_op;
+  std::size_t last_op_at = 0;
+  for (std::size_t i = 0; i < q.size();) {
+    const char c = q[i];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      ++i;
+    } else if (c == '"') {
+      std::size_t j = i + 1;
+      while (true) {  // "" inside a phrase is a literal quote
+        j = q.find('"', j);
+        if (j == std::string_view::npos)
+          refuse_advanced(q, i, "the phrase opened here has no closing \"");
+        if (j + 1 < q.size() && q[j + 1] == '"') {
+          j += 2;
+          continue;
+        }
+        break;
+      }
+      i = j + 1;
+      after_operand = true;
+      last_op.clear();
+    } else if (c == '(') {
+      open.push_back(i++);
+      after_operand = false;
+      last_op.clear();
+    } else if (c == ')') {
+      if (open.empty()) refuse_advanced(q, i, "')' closes no '('");
+      if (!after_operand) {
+        if (!last_op.empty())
+          refuse_advanced(q, last_op_at, "'" + last_op + "' has nothing after it");
+        refuse_advanced(q, open.back(), "the group opened here is empty");
+      }
+      open.pop_back();
+      ++i;
+    } else {
+      std::size_t j = i;
+      while (j < q.size() && q[j] != ' ' && q[j] != '\t' && q[j] != '\n' && q[j] != '\r' &&
+             q[j] != '(' && q[j] != ')' && q[j] != '"')
+        ++j;
+      const std::string_view word = q.substr(i, j - i);
+      if (word == "AND" || word == "OR" || word == "NOT") {
+        if (!after_operand)
+          refuse_advanced(q, i, "'" + std::string(word) + "' has nothing before it");
+        after_operand = false;
+        last_op = std::string(word);
+        last_op_at = i;
+      } else {
+        after_operand = true;  // a word, prefix*, column:word or NEAR (its group follows)
+        last_op.clear();
+      }
+      i = j;
+    }
+  }
+  if (!open.empty()) refuse_advanced(q, open.back(), "the group opened here has no closing ')'");
+  if (!after_operand && !last_op.empty())
+    refuse_advanced(q, last_op_at, "'" + last_op + "' has nothing after it");
 }
 
 }  // namespace quarry::search

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "catalog/catalog.h"
@@ -41,5 +42,10 @@ std::vector<Hit> keyword_candidates(const catalog::Catalog& cat, const catalog::
 // The MATCH expression of a keyword query (the text itself when `advanced`), which is also what
 // its snippets highlight (Catalog::snippets).
 std::string match_expression(const std::string& query, bool advanced, bool drop_stopwords = true);
+
+// Refuses an advanced (FTS5) query whose shape FTS5 would only call "syntax error near ...":
+// an unclosed phrase or group, a stray ')', an operator with nothing before or after it. The
+// error (invalid_argument, field `query`) says at which character and what is wrong.
+void check_advanced_query(std::string_view query);
 
 }  // namespace quarry::search
