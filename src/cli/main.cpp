@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <functional>
 #include <iostream>
+#include <string>
+#include <string_view>
 
 #include "cli/commands.h"
 #include "quarry/error.h"
@@ -13,6 +15,25 @@ std::string default_data_dir() {
   if (const char* h = std::getenv("QUARRY_HOME"); h && *h) return h;
   if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.quarry";
   return ".quarry";
+}
+
+// The first word on the command line after `command` (after the program name when empty) that
+// is neither an option nor a global option's value: the word a user meant as a command.
+std::string first_word_after(int argc, char** argv, const std::string& command) {
+  int i = 1;
+  if (!command.empty()) {
+    while (i < argc && command != argv[i]) ++i;
+    ++i;  // past the command itself
+  }
+  for (; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "--data-dir" || a == "--lock-timeout") {
+      ++i;
+      continue;
+    }
+    if (!a.empty() && a[0] != '-') return std::string(a);
+  }
+  return {};
 }
 
 }  // namespace
@@ -58,11 +79,32 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    Error err(Code::invalid_argument, e.what(), {{"usage", "quarry --help"}});
+    // The help to read is that of the deepest command the parse reached (`quarry kb create`).
+    std::string command = "quarry";
+    CLI::App* at = &app;
+    while (!at->get_subcommands().empty()) {
+      at = at->get_subcommands().front();
+      command += " " + at->get_name();
+    }
+    const std::string usage = command + " --help";
+    std::string message = e.what();
+    if (const auto& subs = at->get_subcommands({});
+        !subs.empty() && at->get_subcommands().empty()) {
+      // "A subcommand is required": say which word was not a command, and what the commands are.
+      std::string names;
+      for (const auto* sub : subs) names += (names.empty() ? "" : ", ") + sub->get_name();
+      std::string word = first_word_after(argc, argv, at == &app ? "" : at->get_name());
+      message = word.empty()
+                    ? "`" + command + "` needs a command: one of " + names
+                    : "unknown command '" + word + "' for `" + command + "`: one of " + names;
+    }
+    Error err(Code::invalid_argument, message, {{"usage", usage}});
+    // A parse that failed may not have set the --json flag yet: look for it directly.
+    for (int i = 1; i < argc; ++i) g.json = g.json || std::string_view(argv[i]) == "--json";
     if (g.json)
       cli::print_json(cli::error_json(err));
     else
-      std::cerr << "error[invalid_argument]: " << e.what() << "\n(run `quarry --help`)\n";
+      std::cerr << "error[invalid_argument]: " << message << "\n(run `" << usage << "`)\n";
     return exit_status(Code::invalid_argument);
   } catch (const Error& e) {
     if (g.json)

@@ -128,6 +128,18 @@ TEST_F(CliTest, UsageErrorsUseTheEnvelope) {
   auto human = cli.text({"kb", "frobnicate"});
   EXPECT_EQ(human.status, exit_status(Code::invalid_argument));
   EXPECT_NE(human.err.find("invalid_argument"), std::string::npos) << human.err;
+  // The word that is not a command is named with the commands there are, and the help to read
+  // is the command's own, not the top level's.
+  EXPECT_NE(human.err.find("unknown command 'frobnicate' for `quarry kb`: one of create, list"),
+            std::string::npos)
+      << human.err;
+  EXPECT_NE(human.err.find("(run `quarry kb --help`)"), std::string::npos) << human.err;
+  auto missing = cli.json({"kb", "create"});
+  expect_error(missing, Code::invalid_argument);
+  EXPECT_EQ(missing.json["error"]["details"]["usage"], "quarry kb create --help") << missing.out;
+  EXPECT_EQ(cli.json({"search", "x"}).json["error"]["details"]["usage"], "quarry search --help");
+  EXPECT_NE(cli.text({"kb"}).err.find("`quarry kb` needs a command: one of create"),
+            std::string::npos);
 }
 
 TEST_F(CliTest, IngestFolderReportsASummary) {
