@@ -50,7 +50,23 @@ void add_ingest_command(CLI::App& app, Globals& g, int& exit_code) {
 
     IngestReport total;
     for (const auto& path : a->paths) {
-      IngestReport r = engine->ingest_path(a->kb, path, o);
+      IngestReport r;
+      try {
+        r = engine->ingest_path(a->kb, path, o);
+      } catch (const Error& e) {
+        // In a batch of several paths, one that cannot be read (missing, refused) is that path's
+        // failure, as a file inside a directory is: the others are still ingested. One path
+        // alone stays the call's error; an error not about the path (the KB) stops the batch.
+        const auto at = e.details().find("path");
+        if (a->paths.size() == 1 || at == e.details().end() || at->second != path) throw;
+        IngestItem failed;
+        failed.path = path;
+        failed.status = "failed";
+        failed.code = code_name(e.code());
+        failed.message = e.message();
+        r.failed = 1;
+        r.items.push_back(std::move(failed));
+      }
       total.added += r.added;
       total.updated += r.updated;
       total.unchanged += r.unchanged;

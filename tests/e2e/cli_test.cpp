@@ -200,6 +200,26 @@ TEST_F(CliTest, IngestBatchWithAFailureExits20) {
   EXPECT_NE(human.out.find("1 failed"), std::string::npos) << human.out;
 }
 
+// A path of a batch that does not exist is that path's failure: the other paths are ingested
+// and the exit status says some failed. Alone, it is the call's error; a missing KB stops all.
+TEST_F(CliTest, AMissingPathInABatchFailsAloneAndTheRestIsIngested) {
+  make_kb();
+  write_file(src / "good.md", "# G\n\ngood gnu\n");
+  const std::string missing = (src / "missing.md").string();
+  auto r = cli.json({"ingest", missing, (src / "good.md").string(), "--kb", "k"});
+  EXPECT_EQ(r.status, kPartialFailure) << r.out << r.err;
+  EXPECT_EQ(r.json["added"], 1) << r.out;
+  EXPECT_EQ(r.json["failed"], 1) << r.out;
+  ASSERT_EQ(r.json["items"].size(), 2u) << r.out;
+  EXPECT_EQ(r.json["items"][0]["path"], missing);
+  EXPECT_EQ(r.json["items"][0]["status"], "failed");
+  EXPECT_EQ(r.json["items"][0]["error"]["code"], "not_found");
+  EXPECT_EQ(r.json["items"][1]["status"], "added");
+  expect_error(cli.json({"ingest", missing, "--kb", "k"}), Code::not_found);
+  expect_error(cli.json({"ingest", missing, (src / "good.md").string(), "--kb", "nope"}),
+               Code::not_found);
+}
+
 TEST_F(CliTest, SingleFailingFileExitsWithItsCodesStatus) {
   make_kb();
   write_file(src / "empty.md", "");
