@@ -236,7 +236,9 @@ double build(store::VectorStore& s, const Data& data, double* upsert_s, int batc
   auto scope = kScopeOf(data.d);
   std::vector<store::DocumentVectors> page;
   for (int i = 0; i < data.n; ++i) {
-    store::DocumentVectors doc{"v" + std::to_string(i), "{}", {}};
+    std::string id(1, 'v');  // not "v" + to_string(i): g++ 12 -O3's false -Wrestrict (PR 105651)
+    id += std::to_string(i);
+    store::DocumentVectors doc{id, "{}", {}};
     doc.chunks.push_back({0, "",
                           std::vector<float>(data.base.begin() + static_cast<long>(i) * data.d,
                                              data.base.begin() + static_cast<long>(i + 1) * data.d),

@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
     if (i + 1 < argc && std::strncmp(argv[i + 1], "--", 2) != 0)
       args.kv[k] = argv[++i];
     else
-      args.kv[k] = "1";
+      args.kv[k].assign(1, '1');  // not = "1": g++ 12 -O3's false -Wrestrict (PR 105651)
   }
   try {
     std::string cmd = argv[1];

@@ -10,9 +10,11 @@
 #include "catalog/sqlite/filter_sql.h"
 #include "catalog_fixture.h"
 #include "core/filter.h"
+#include "numbered.h"
 #include "quarry/error.h"
 
 namespace quarry::catalog {
+using quarry::testing::numbered;
 namespace {
 using namespace testing_support;
 using nlohmann::json;
@@ -165,14 +167,14 @@ class FilterPushdownTest : public CatalogTest {
     Rng r(seed);
     for (int i = 0; i < n; ++i) {
       json md = random_metadata(r);
-      auto d = make_doc("k", "doc" + std::to_string(i) + ".md", md.dump());
+      auto d = make_doc("k", numbered("doc", i) + ".md", md.dump());
       cat->documents().put(
           ref(*cat, d.kb), d,
-          with_chunks ? make_chunks({"quokka " + std::to_string(i)}) : std::vector<ChunkRow>{},
+          with_chunks ? make_chunks({numbered("quokka ", i)}) : std::vector<ChunkRow>{},
           who("document.add", "k", d.id));
       docs[d.id] = md;
       // A twin in another KB with the same metadata must never show up.
-      auto twin = make_doc("other", "doc" + std::to_string(i) + ".md", md.dump());
+      auto twin = make_doc("other", numbered("doc", i) + ".md", md.dump());
       cat->documents().put(ref(*cat, twin.kb), twin,
                            with_chunks ? make_chunks({"quokka"}) : std::vector<ChunkRow>{},
                            who("document.add", "other", twin.id));
@@ -286,15 +288,15 @@ TEST_F(FilterPushdownTest, FilteredKeywordSearchReturnsKHitsWhenKMatch) {
   cat->kbs().create("k", "{}", who("kb.create", "k", "k"));
   // 200 documents rank high for "ocelot" but are filtered out; 12 rank low and match.
   for (int i = 0; i < 200; ++i) {
-    auto d = make_doc("k", "loud" + std::to_string(i) + ".md", R"({"keep": false})");
+    auto d = make_doc("k", numbered("loud", i) + ".md", R"({"keep": false})");
     cat->documents().put(ref(*cat, d.kb), d, make_chunks({"ocelot ocelot ocelot ocelot"}),
                          who("document.add", "k", d.id));
   }
   std::set<std::string> keep;
   for (int i = 0; i < 12; ++i) {
-    auto d = make_doc("k", "quiet" + std::to_string(i) + ".md", R"({"keep": true})");
+    auto d = make_doc("k", numbered("quiet", i) + ".md", R"({"keep": true})");
     std::string long_text = "ocelot";
-    for (int w = 0; w < 200; ++w) long_text += " filler" + std::to_string(w);
+    for (int w = 0; w < 200; ++w) long_text += numbered(" filler", w);
     cat->documents().put(ref(*cat, d.kb), d, make_chunks({long_text}),
                          who("document.add", "k", d.id));
     keep.insert(d.id);
@@ -359,7 +361,7 @@ TEST_F(FilterPushdownTest, DeleteWhereRefusesAnEmptyFilter) {
 TEST_F(FilterPushdownTest, FiltersAsLargeAsTheParserAllowsRunInEveryStatement) {
   cat->kbs().create("k", "{}", who("kb.create", "k", "k"));
   for (int i = 0; i < 40; ++i) {
-    json md = {{"n", i}, {"s", "v" + std::to_string(i)}};
+    json md = {{"n", i}, {"s", numbered("v", i)}};
     auto d = make_doc("k", std::to_string(i) + ".md", md.dump());
     cat->documents().put(ref(*cat, d.kb), d, make_chunks({"quokka"}),
                          who("document.add", "k", d.id));
@@ -368,7 +370,7 @@ TEST_F(FilterPushdownTest, FiltersAsLargeAsTheParserAllowsRunInEveryStatement) {
   json branches = json::array();
   for (int i = 0; i < 2000; ++i) branches.push_back({{"n", i * 2}});  // the even ones
   json values = json::array();
-  for (int i = 0; i < 1000; ++i) values.push_back("v" + std::to_string(i * 3));  // every third
+  for (int i = 0; i < 1000; ++i) values.push_back(numbered("v", i * 3));  // every third
   for (const json& fj : {json{{"$or", branches}}, json{{"s", {{"$in", values}}}},
                          json{{"s", {{"$nin", values}}}, {"$or", branches}}}) {
     core::Filter f = core::parse_filter(fj);
@@ -399,7 +401,7 @@ TEST_F(FilterPushdownTest, FiltersAsLargeAsTheParserAllowsRunInEveryStatement) {
 TEST_F(FilterPushdownTest, ALargeFilterIsOneBoundCallNotSqlThatGrows) {
   cat->kbs().create("k", "{}", who("kb.create", "k", "k"));
   json md = json::object();
-  for (int i = 0; i < 300; ++i) md["k" + std::to_string(i)] = 49;
+  for (int i = 0; i < 300; ++i) md[numbered("k", i)] = 49;
   for (int i = 0; i < 20; ++i) {
     md["id"] = i;  // every document's metadata is its own
     auto d = make_doc("k", std::to_string(i) + ".md", md.dump());
@@ -409,7 +411,7 @@ TEST_F(FilterPushdownTest, ALargeFilterIsOneBoundCallNotSqlThatGrows) {
   json in = json::array();
   for (int v = 0; v < 50; ++v) in.push_back(v);
   json clauses = json::array();
-  for (int i = 0; i < 300; ++i) clauses.push_back({{"k" + std::to_string(i), {{"$in", in}}}});
+  for (int i = 0; i < 300; ++i) clauses.push_back({{numbered("k", i), {{"$in", in}}}});
   core::Filter f = core::parse_filter(json{{"$and", clauses}});
   EXPECT_EQ(search_ids(*cat, "k", "quokka", 100, f).size(), 20u);
   EXPECT_EQ(cat->documents().list(ref(*cat, "k"), "", 100, f).size(), 20u);

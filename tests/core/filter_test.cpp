@@ -6,9 +6,11 @@
 #include <string>
 
 #include "core/filter.h"
+#include "numbered.h"
 #include "quarry/error.h"
 
 namespace quarry::core {
+using quarry::testing::numbered;
 namespace {
 using nlohmann::json;
 
@@ -90,7 +92,7 @@ TEST(FilterParse, SizeIsBoundedAndTheErrorSaysTheLimit) {
     json list = json::array();
     for (int v = 0; v < values; ++v) list.push_back(v);
     json all = json::array();
-    for (int c = 0; c < clauses; ++c) all.push_back({{"k" + std::to_string(c), {{"$in", list}}}});
+    for (int c = 0; c < clauses; ++c) all.push_back({{numbered("k", c), {{"$in", list}}}});
     return json{{"$and", all}}.dump();
   };
   EXPECT_EQ(parse_error(in_clauses(300, 50)), Code::ok);   // 15,001

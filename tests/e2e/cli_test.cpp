@@ -4,9 +4,11 @@
 #include <set>
 
 #include "cli_runner.h"
+#include "numbered.h"
 #include "quarry/error.h"
 
 namespace quarry::e2e {
+using quarry::testing::numbered;
 namespace {
 using nlohmann::json;
 using quarry::testing::TempDir;
@@ -293,8 +295,7 @@ TEST_F(CliTest, DocsListPaginatesWithACursor) {
   make_kb();
   std::set<std::string> ids;
   for (int i = 0; i < 5; ++i)
-    ids.insert(
-        ingest_one("d" + std::to_string(i) + ".md", "# D\n\ndocument " + std::to_string(i) + "\n"));
+    ids.insert(ingest_one(numbered("d", i) + ".md", numbered("# D\n\ndocument ", i) + "\n"));
   std::vector<std::string> seen;
   std::string cursor;
   int pages = 0;
@@ -396,10 +397,10 @@ TEST_F(CliTest, DocsDeleteWhere) {
 TEST_F(CliTest, KeywordSearchWithFilterTopKAndMinScore) {
   make_kb();
   for (int i = 0; i < 6; ++i) {
-    std::string body = "# Doc " + std::to_string(i) + "\n\n";
+    std::string body = numbered("# Doc ", i) + "\n\n";
     for (int j = 0; j <= i; ++j) body += "heron ";
-    body += "and some other words about lakes number " + std::to_string(i) + "\n";
-    ingest_one("d" + std::to_string(i) + ".md", body,
+    body += numbered("and some other words about lakes number ", i) + "\n";
+    ingest_one(numbered("d", i) + ".md", body,
                json{{"group", i % 2 == 0 ? "even" : "odd"}, {"i", i}}.dump());
   }
   auto all = cli.json({"search", "heron", "--kb", "k", "--mode", "keyword"});

@@ -9,8 +9,10 @@
 #include <thread>
 
 #include "kill_rounds.h"
+#include "numbered.h"
 
 namespace quarry::e2e {
+using quarry::testing::numbered;
 namespace {
 
 class CrashTest : public ::testing::Test {
@@ -33,9 +35,9 @@ TEST_F(CrashTest, KilledSweepsNeverLoseOrDuplicateVectorsAndConverge) {
   constexpr int kDocs = 600;
   const std::string docs = (dir / "docs").string();
   for (int i = 0; i < kDocs; ++i)
-    quarry::testing::write_file(docs + "/d" + std::to_string(i) + ".md",
-                                "# Note " + std::to_string(i) + "\n\nunique token zq" +
-                                    std::to_string(i) + " and shared words about crashes.\n");
+    quarry::testing::write_file(docs + numbered("/d", i) + ".md",
+                                numbered("# Note ", i) + "\n\nunique token zq" + std::to_string(i) +
+                                    " and shared words about crashes.\n");
   ASSERT_EQ(cli.json({"kb", "create", "crash", "--embedder", "hash:64"}).status, 0);
   auto ing = cli.json({"ingest", docs, "--kb", "crash"});
   ASSERT_EQ(ing.status, 0) << ing.err;
@@ -63,9 +65,9 @@ TEST_F(CrashTest, KilledSweepsNeverLoseOrDuplicateVectorsAndConverge) {
     if (before["vectors"]["pending"] == 0 && before["vectors"]["building_revision"].is_null()) {
       // Nothing left to do: a new embedder, or new chunking (staged chunks swapped in at the
       // cut-over), starts a blue-green build.
-      const std::string change =
-          builds % 2 == 0 ? "embedder.provider=hash:" + std::to_string(dims[next_dims++ % 4])
-                          : "chunking.max_tokens=" + std::to_string(256 + 64 * (builds % 4));
+      const std::string change = builds % 2 == 0
+                                     ? numbered("embedder.provider=hash:", dims[next_dims++ % 4])
+                                     : numbered("chunking.max_tokens=", 256 + 64 * (builds % 4));
       auto set = cli.json({"kb", "set", "crash", change});
       ASSERT_EQ(set.status, 0) << set.out << set.err;
       ++builds;
@@ -101,10 +103,10 @@ TEST_F(CrashTest, KilledSweepsNeverLoseOrDuplicateVectorsAndConverge) {
   EXPECT_EQ(kb["vectors"]["serving_revision"], kb["revision"]);
   for (int i : {0, 123, 599}) {
     auto r = cli.json(
-        {"search", "zq" + std::to_string(i), "--kb", "crash", "--mode", "hybrid", "--top-k", "1"});
+        {"search", numbered("zq", i), "--kb", "crash", "--mode", "hybrid", "--top-k", "1"});
     ASSERT_EQ(r.status, 0) << r.err;
     ASSERT_EQ(r.json["hits"].size(), 1u);
-    EXPECT_EQ(r.json["hits"][0]["filename"], "d" + std::to_string(i) + ".md");
+    EXPECT_EQ(r.json["hits"][0]["filename"], numbered("d", i) + ".md");
   }
 }
 

@@ -12,8 +12,10 @@
 
 #include "engine/engine_fixture.h"
 #include "lifecycle/foreground.h"
+#include "numbered.h"
 
 namespace quarry::lifecycle::testing_support {
+using quarry::testing::numbered;
 namespace {
 
 class Foreground : public EngineTest {
@@ -22,8 +24,8 @@ class Foreground : public EngineTest {
   void make_kb(const std::string& kb) {
     engine->create_kb(kb, R"({"embedder": "hash:64"})");
     for (int i = 0; i < 150; ++i)
-      add(kb, "d" + std::to_string(i) + ".md",
-          "Document " + std::to_string(i) + " about pumps, valves and pressure number " +
+      add(kb, numbered("d", i) + ".md",
+          numbered("Document ", i) + " about pumps, valves and pressure number " +
               std::to_string(i * 7) + ".");
   }
   ReindexReport sweep(const std::string& kb, double duty) {

@@ -8,9 +8,11 @@
 
 #include "embed/provider.h"
 #include "engine/engine_fixture.h"
+#include "numbered.h"
 #include "quarry/indexer.h"
 
 namespace quarry::lifecycle::testing_support {
+using quarry::testing::numbered;
 namespace {
 using nlohmann::json;
 
@@ -61,8 +63,8 @@ void register_counting_provider() {
 std::string sections(int n, int changed = -1) {
   std::string md;
   for (int i = 0; i < n; ++i) {
-    md += "## Section " + std::to_string(i) + "\n\nParagraph " + std::to_string(i) +
-          " talks about topic " + std::to_string(i * 7919 % 1000) + " and nothing else.";
+    md += numbered("## Section ", i) + numbered("\n\nParagraph ", i) +
+          numbered(" talks about topic ", i * 7919 % 1000) + " and nothing else.";
     if (i == changed) md += " This paragraph was edited.";
     md += "\n\n";
   }
@@ -172,9 +174,9 @@ TEST_F(Lifecycle, BlueGreenServesTheOldRevisionUntilTheNewOneIsComplete) {
   make_kb("counting:64");
   std::vector<std::string> ids;
   for (int i = 0; i < 6; ++i)
-    ids.push_back(add("d" + std::to_string(i) + ".md",
-                      "# Doc " + std::to_string(i) + "\n\nrocket orbit launch number " +
-                          std::to_string(i) + (i == 3 ? " sourdough bread" : "")));
+    ids.push_back(
+        add(numbered("d", i) + ".md", numbered("# Doc ", i) + "\n\nrocket orbit launch number " +
+                                          std::to_string(i) + (i == 3 ? " sourdough bread" : "")));
   engine->reindex("k", {});
   const auto old_rev = engine->describe_kb("k").vectors.serving_revision;
 
@@ -236,8 +238,8 @@ TEST_F(Lifecycle, BlueGreenChunkingSwapsChunksAtTheCutOver) {
   // Three sections of ~60 words: three chunks at 128 tokens, fewer at 512.
   std::string md;
   for (int s = 0; s < 3; ++s) {
-    md += "## Part " + std::to_string(s) + "\n\n";
-    for (int w = 0; w < 60; ++w) md += "word" + std::to_string(s * 100 + w) + " ";
+    md += numbered("## Part ", s) + "\n\n";
+    for (int w = 0; w < 60; ++w) md += numbered("word", s * 100 + w) + " ";
     md += "\n\n";
   }
   std::string id = add("doc.md", md);
@@ -366,8 +368,7 @@ TEST_F(Lifecycle, PermanentFailuresAreTombstonedAndRetryableOnesStayPending) {
 
 TEST_F(Lifecycle, ASweepCanBeCancelledAndResumes) {
   make_kb();
-  for (int i = 0; i < 150; ++i)
-    add("d" + std::to_string(i) + ".md", "# D\n\nnumber " + std::to_string(i));
+  for (int i = 0; i < 150; ++i) add(numbered("d", i) + ".md", numbered("# D\n\nnumber ", i));
   std::atomic<bool> cancel{false};
   ReindexOptions o;
   o.cancel = &cancel;
@@ -392,7 +393,7 @@ TEST_F(Lifecycle, PendingDocumentsPageOnFromACursorNewestFirst) {
   make_kb();
   std::vector<std::string> ids;
   for (int i = 0; i < 5; ++i)
-    ids.push_back(add("d" + std::to_string(i) + ".md", "# D\n\nnumber " + std::to_string(i)));
+    ids.push_back(add(numbered("d", i) + ".md", numbered("# D\n\nnumber ", i)));
   const std::string rev = engine->describe_kb("k").revision;
   auto cat = catalog();
   auto all = cat->revisions().pending(ref(*cat, "k"), rev, 10);
@@ -417,7 +418,7 @@ TEST_F(Lifecycle, DocumentsWrittenDuringASweepGoFirst) {
   make_kb();
   std::vector<std::string> ids;
   for (int i = 0; i < 200; ++i)
-    ids.push_back(add("d" + std::to_string(i) + ".md", "# D\n\nnumber " + std::to_string(i)));
+    ids.push_back(add(numbered("d", i) + ".md", numbered("# D\n\nnumber ", i)));
   std::atomic<bool> cancel{false};
   std::string fresh;
   int pages = 0;

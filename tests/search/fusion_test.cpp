@@ -1,9 +1,11 @@
 // Fusion of keyword and vector candidate lists (SPEC §4): interpolation and RRF.
 #include <gtest/gtest.h>
 
+#include "numbered.h"
 #include "search/fusion.h"
 
 namespace quarry::search {
+using quarry::testing::numbered;
 namespace {
 
 Hit hit(const std::string& chunk, double raw, double score) {
@@ -81,7 +83,7 @@ TEST(Fusion, RrfWeightsFavourTheHeavierMode) {
 
 TEST(Fusion, TopKAndMinScoreBoundTheResult) {
   std::vector<Hit> kw, vec;
-  for (int i = 0; i < 20; ++i) kw.push_back(hit("c" + std::to_string(i), 20 - i, 1));
+  for (int i = 0; i < 20; ++i) kw.push_back(hit(numbered("c", i), 20 - i, 1));
   FusionOptions o;
   EXPECT_EQ(fuse(kw, vec, o, 5, 0).size(), 5u);
   auto some = fuse(kw, vec, o, 20, 0.5);

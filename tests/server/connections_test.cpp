@@ -11,9 +11,11 @@
 #include <chrono>
 #include <thread>
 
+#include "numbered.h"
 #include "server_fixture.h"
 
 namespace quarry::testing {
+using quarry::testing::numbered;
 namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
@@ -268,7 +270,7 @@ TEST_F(Connections, AMalformedRequestEndsItsConnectionAfterOneAnswer) {
     Raw c(port());
     ASSERT_TRUE(c.send("POST /api/v1/kbs/k/documents HTTP/1.1\r\nHost: 127.0.0.1\r\n" + connection +
                        "Content-Type: multipart/form-data; boundary=" + boundary +
-                       "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body));
+                       numbered("\r\nContent-Length: ", body.size()) + "\r\n\r\n" + body));
     const std::string all = c.read_all(3000ms);
     EXPECT_EQ(status_of(all), 400) << all.substr(0, 300);
     EXPECT_NE(all.find("at most 70"), std::string::npos) << all.substr(0, 300);
@@ -415,8 +417,8 @@ TEST_F(Connections, RequestsStopAtTheirDeadlineAndAStoppedWriteLeavesNothingBehi
     IngestOptions io;
     io.metadata_json = R"({"team": "a"})";
     for (int i = 0; i < 300; ++i)
-      e->ingest_bytes("k", "d" + std::to_string(i) + ".md",
-                      "# D" + std::to_string(i) + "\n\nalpha beta gamma " + std::to_string(i), io);
+      e->ingest_bytes("k", numbered("d", i) + ".md",
+                      numbered("# D", i) + numbered("\n\nalpha beta gamma ", i), io);
   }
   server::ServeOptions o;
   o.deadline_ms = 0;

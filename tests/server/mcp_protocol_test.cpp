@@ -3,9 +3,11 @@
 #include <set>
 
 #include "mcp_fixture.h"
+#include "numbered.h"
 
 namespace quarry::testing {
 using nlohmann::json;
+using quarry::testing::numbered;
 using server::Principal;
 using server::Scope;
 
@@ -177,8 +179,7 @@ TEST_F(McpTest, ResourcesListAndRead) {
 TEST_F(McpTest, ResourcesPageAcrossKnowledgeBases) {
   auto e = pool->acquire("test", "library");
   for (int i = 0; i < 150; ++i)
-    e->ingest_bytes("other", "o" + std::to_string(i) + ".md", "# O " + std::to_string(i) + "\n",
-                    {});
+    e->ingest_bytes("other", numbered("o", i) + ".md", numbered("# O ", i) + "\n", {});
   std::set<std::string> seen;
   json params = json::object();
   for (int pages = 0; pages < 10; ++pages) {

@@ -13,10 +13,12 @@
 #include <vector>
 
 #include "e2e/cli_runner.h"
+#include "numbered.h"
 #include "server/mcp.h"
 #include "server_fixture.h"
 
 namespace quarry::testing {
+using quarry::testing::numbered;
 namespace {
 
 using nlohmann::json;
@@ -50,7 +52,7 @@ std::string difference(const json& a, const json& b, const std::string& path = "
   }
   if (a.is_array()) {
     for (std::size_t i = 0; i < a.size(); ++i)
-      if (auto d = difference(a[i], b[i], path + "/" + std::to_string(i)); !d.empty()) return d;
+      if (auto d = difference(a[i], b[i], path + numbered("/", i)); !d.empty()) return d;
     return "";
   }
   return a == b ? "" : differ();
@@ -91,14 +93,14 @@ class SurfaceParity : public ServerTest {
     e->create_kb("emb", R"({"embedder": {"provider": "hash:64"}})");  // auto is hybrid
     for (const char* kb : {"plain", "emb"}) {
       for (int i = 0; i < 14; ++i) {
-        std::string body = "# Note " + std::to_string(i) + "\n\n";
+        std::string body = numbered("# Note ", i) + "\n\n";
         for (int j = 0; j <= i % 5; ++j) body += "the grey heron waits by the lake. ";
-        body += "\n\nHerons nest in colonies; note " + std::to_string(i) + " of many.\n";
-        e->ingest_bytes(kb, "n" + std::to_string(i) + ".md", body, {});
+        body += numbered("\n\nHerons nest in colonies; note ", i) + " of many.\n";
+        e->ingest_bytes(kb, numbered("n", i) + ".md", body, {});
         IngestOptions tagged;
         tagged.metadata_json = json{{"shore", i % 2 ? "north" : "south"}}.dump();
-        e->ingest_bytes(kb, "t" + std::to_string(i) + ".md",
-                        "# Tagged " + std::to_string(i) + "\n\nA heron on the " +
+        e->ingest_bytes(kb, numbered("t", i) + ".md",
+                        numbered("# Tagged ", i) + "\n\nA heron on the " +
                             (i % 2 ? "north" : "south") + " shore.\n",
                         tagged);
       }

@@ -8,12 +8,14 @@
 #include <set>
 #include <thread>
 
+#include "numbered.h"
 #include "quarry/error.h"
 #include "store_contract.h"
 #include "test_util.h"
 
 namespace quarry::store::contract {
 namespace {
+using quarry::testing::numbered;
 
 using Vec = std::vector<float>;
 constexpr int kDim = 16;
@@ -39,7 +41,7 @@ DocumentVectors doc(const std::string& id, std::vector<Vec> vecs,
                     nlohmann::json meta = nlohmann::json::object()) {
   DocumentVectors d{id, meta.dump(), {}};
   for (std::size_t i = 0; i < vecs.size(); ++i)
-    d.chunks.push_back({static_cast<int>(i), id + "#" + std::to_string(i), std::move(vecs[i]), ""});
+    d.chunks.push_back({static_cast<int>(i), id + numbered("#", i), std::move(vecs[i]), ""});
   return d;
 }
 
@@ -70,7 +72,7 @@ using quarry::testing::code_of;
 TEST_P(StoreContract, UpsertThenQueryReturnsNearestFirst) {
   std::mt19937 rng(1);
   std::vector<Vec> v = {random_vec(rng), random_vec(rng), random_vec(rng)};
-  for (int i = 0; i < 3; ++i) store_->upsert(scope("kb"), doc("d" + std::to_string(i), {v[i]}));
+  for (int i = 0; i < 3; ++i) store_->upsert(scope("kb"), doc(numbered("d", i), {v[i]}));
   auto hits = store_->query(scope("kb"), query(v[1], 3));
   ASSERT_EQ(hits.size(), 3u);
   EXPECT_EQ(hits[0].doc_id, "d1");
@@ -106,7 +108,7 @@ TEST_P(StoreContract, ReplaceNeverAppends) {
   for (int i = 0; i < 5; ++i) five.push_back(random_vec(rng));
   store_->upsert(scope("kb"), doc("a", five));
   for (int i = 0; i < 150; ++i)  // enough rows that the HNSW variant indexes them
-    store_->upsert(scope("kb"), doc("filler" + std::to_string(i), {random_vec(rng)}));
+    store_->upsert(scope("kb"), doc(numbered("filler", i), {random_vec(rng)}));
   store_->query(scope("kb"), query(five[0], 1));
   std::vector<Vec> two = {random_vec(rng), random_vec(rng)};
   store_->upsert(scope("kb"), doc("a", two));
@@ -127,7 +129,7 @@ TEST_P(StoreContract, TargetedDeletes) {
   std::mt19937 rng(4);
   for (const char* rev : {"r1", "r2"})
     for (int i = 0; i < 4; ++i)
-      store_->upsert(scope("kb", rev), doc("d" + std::to_string(i), {random_vec(rng)}));
+      store_->upsert(scope("kb", rev), doc(numbered("d", i), {random_vec(rng)}));
   store_->upsert(scope("other"), doc("d1", {random_vec(rng)}));
   EXPECT_EQ(store_->delete_document("kb", "d1"), 2);  // every revision
   EXPECT_FALSE(store_->has(scope("kb", "r1"), "d1"));
@@ -149,10 +151,10 @@ TEST_P(StoreContract, DeleteWhereForgetsASubjectEverywhere) {
   std::mt19937 rng(5);
   for (const char* rev : {"r1", "r2"})
     for (int i = 0; i < 6; ++i) {
-      nlohmann::json meta = i % 2 ? nlohmann::json{{"contact_id", "c" + std::to_string(i % 3)}}
+      nlohmann::json meta = i % 2 ? nlohmann::json{{"contact_id", numbered("c", i % 3)}}
                                   : nlohmann::json{{"company_id", "k1"}};
       store_->upsert(scope("kb", rev),
-                     doc("d" + std::to_string(i), {random_vec(rng), random_vec(rng)}, meta));
+                     doc(numbered("d", i), {random_vec(rng), random_vec(rng)}, meta));
     }
   store_->upsert(scope("kb2"), doc("x", {random_vec(rng)}, {{"contact_id", "c1"}}));
   // d1 (c1) and d3 (c0) and d5 (c2): c1 is d1 only
@@ -172,8 +174,8 @@ TEST_P(StoreContract, RevisionsAreIsolated) {
   std::mt19937 rng(6);
   Vec c1 = random_vec(rng), c2 = random_vec(rng);
   for (int i = 0; i < 120; ++i) {
-    store_->upsert(scope("kb", "r1"), doc("r1-" + std::to_string(i), {near(c1, rng)}));
-    store_->upsert(scope("kb", "r2"), doc("r2-" + std::to_string(i), {near(c2, rng)}));
+    store_->upsert(scope("kb", "r1"), doc(numbered("r1-", i), {near(c1, rng)}));
+    store_->upsert(scope("kb", "r2"), doc(numbered("r2-", i), {near(c2, rng)}));
   }
   for (int q = 0; q < 10; ++q) {
     for (const auto& h : store_->query(scope("kb", "r1"), query(near(c2, rng), 20)))
@@ -193,10 +195,10 @@ TEST_P(StoreContract, NoCrossKbHitsUnderConcurrentLoad) {
   for (int t = 0; t < kKbs; ++t)
     threads.emplace_back([&, t] {
       std::mt19937 rng(100 + t);
-      std::string kb = "kb" + std::to_string(t);
+      std::string kb = numbered("kb", t);
       for (int op = 0; op < 300; ++op) {
         int r = static_cast<int>(rng() % 10);
-        std::string id = kb + "-d" + std::to_string(rng() % 60);
+        std::string id = kb + numbered("-d", rng() % 60);
         if (r < 5) {
           std::vector<Vec> vs;
           for (int c = 0, n = 1 + static_cast<int>(rng() % 3); c < n; ++c)
@@ -217,7 +219,7 @@ TEST_P(StoreContract, NoCrossKbHitsUnderConcurrentLoad) {
   EXPECT_EQ(leaks.load(), 0);
   EXPECT_GT(queries.load(), 0);
   for (int t = 0; t < kKbs; ++t) {
-    std::string kb = "kb" + std::to_string(t);
+    std::string kb = numbered("kb", t);
     auto hits =
         store_->query(scope(kb), query(centers[static_cast<std::size_t>((t + 1) % kKbs)], 1000));
     EXPECT_EQ(static_cast<std::int64_t>(hits.size()), store_->count(scope(kb)));
@@ -253,7 +255,7 @@ TEST_P(StoreContract, FiltersAgreeWithBruteForce) {
   for (int d = 0; d < 70; ++d) {
     auto meta = random_meta(rng);
     std::vector<Vec> vs = {random_vec(rng), random_vec(rng), random_vec(rng)};
-    std::string id = "d" + std::to_string(d);
+    std::string id = numbered("d", d);
     for (int c = 0; c < 3; ++c) rows.push_back({id, c, vs[static_cast<std::size_t>(c)], meta});
     store_->upsert(scope("kb"), doc(id, vs, meta));
   }
@@ -303,8 +305,7 @@ TEST_P(StoreContract, FilteredQueryReturnsKWheneverKMatch) {
     // 12 rare chunks lie far from the query; the common ones crowd around it.
     bool rare = d % 50 == 7 || d % 50 == 21 || d % 50 == 33;
     Vec v = rare ? random_vec(rng) : near(center, rng, 0.05f);
-    store_->upsert(scope("kb"),
-                   doc("d" + std::to_string(d), {v}, {{"tag", rare ? "rare" : "common"}}));
+    store_->upsert(scope("kb"), doc(numbered("d", d), {v}, {{"tag", rare ? "rare" : "common"}}));
   }
   auto f = core::parse_filter_text(R"({"tag": "rare"})");
   auto hits = store_->query(scope("kb"), query(center, 10, f));
@@ -346,7 +347,7 @@ TEST_P(StoreContract, ScoresInRangeAndOrdered) {
   store_->upsert(scope("kb"), doc("same", {base}));
   store_->upsert(scope("kb"), doc("opposite", {opposite}));
   for (int i = 0; i < 150; ++i)
-    store_->upsert(scope("kb"), doc("r" + std::to_string(i), {random_vec(rng)}));
+    store_->upsert(scope("kb"), doc(numbered("r", i), {random_vec(rng)}));
   auto hits = store_->query(scope("kb"), query(base, 200));
   ASSERT_EQ(hits.size(), 152u);
   EXPECT_EQ(hits.front().doc_id, "same");
@@ -365,8 +366,7 @@ TEST_P(StoreContract, ScoresInRangeAndOrdered) {
 
 TEST_P(StoreContract, TopKBound) {
   std::mt19937 rng(12);
-  for (int i = 0; i < 8; ++i)
-    store_->upsert(scope("kb"), doc("d" + std::to_string(i), {random_vec(rng)}));
+  for (int i = 0; i < 8; ++i) store_->upsert(scope("kb"), doc(numbered("d", i), {random_vec(rng)}));
   EXPECT_TRUE(store_->query(scope("kb"), query(random_vec(rng), 0)).empty());
   EXPECT_EQ(store_->query(scope("kb"), query(random_vec(rng), 3)).size(), 3u);
   EXPECT_EQ(store_->query(scope("kb"), query(random_vec(rng), 50)).size(), 8u);
@@ -382,7 +382,7 @@ TEST_P(StoreContract, UpsertManyEqualsOneByOne) {
     std::vector<Vec> vecs;
     for (int c = 0; c <= i % 4; ++c) vecs.push_back(random_vec(rng));
     total += static_cast<int>(vecs.size());
-    std::string id = "d" + std::to_string(i);
+    std::string id = numbered("d", i);
     docs.push_back(doc(id, vecs, {{"g", i % 3}, {"name", id}}));
   }
   auto res = store_->upsert_many(scope("kb"), docs);

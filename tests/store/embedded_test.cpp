@@ -8,12 +8,14 @@
 #include <random>
 #include <set>
 
+#include "numbered.h"
 #include "quarry/error.h"
 #include "store/embedded/embedded_store.h"
 #include "store/embedded/kernels.h"
 #include "test_util.h"
 
 namespace quarry::store::embedded {
+using quarry::testing::numbered;
 namespace {
 
 using Vec = std::vector<float>;
@@ -55,7 +57,7 @@ class EmbeddedStoreTest : public ::testing::Test {
     std::vector<Vec> vs;
     for (int i = 0; i < n; ++i) {
       vs.push_back(unit_random(rng));
-      s.upsert(kScope, one("d" + std::to_string(i), vs.back()));
+      s.upsert(kScope, one(numbered("d", i), vs.back()));
     }
     return vs;
   }
@@ -169,8 +171,7 @@ TEST_F(EmbeddedStoreTest, HnswScoresAreExactAndReadersAgree) {
     built = s->query(kScope, q(vs[11], 5));
   }
   auto exact = make_memory_store();
-  for (std::size_t i = 0; i < vs.size(); ++i)
-    exact->upsert(kScope, one("d" + std::to_string(i), vs[i]));
+  for (std::size_t i = 0; i < vs.size(); ++i) exact->upsert(kScope, one(numbered("d", i), vs[i]));
   auto truth = exact->query(kScope, q(vs[11], 5));
   auto s = open();
   auto mapped = s->query(kScope, q(vs[11], 5));
@@ -221,9 +222,9 @@ TEST_F(EmbeddedStoreTest, LargeDeltaIsFoldedIntoTheIndex) {
   std::vector<Vec> more;
   for (int i = 0; i < 1100; ++i) {
     more.push_back(unit_random(rng));
-    s->upsert(kScope, one("m" + std::to_string(i), more.back()));
+    s->upsert(kScope, one(numbered("m", i), more.back()));
   }
-  for (int i = 0; i < 100; ++i) s->delete_document("kb", "d" + std::to_string(i));
+  for (int i = 0; i < 100; ++i) s->delete_document("kb", numbered("d", i));
   auto hits = s->query(kScope, q(more[500], 5));
   EXPECT_EQ(hits[0].doc_id, "m500");
   auto st = scope_stats(*s, kScope);
@@ -263,7 +264,7 @@ TEST_F(EmbeddedStoreTest, HnswRecallAt10) {
   auto s = open({{"hnsw_threshold", 500}});
   auto exact = make_memory_store();
   for (int i = 0; i < kN; i += 10) {  // 10 chunks per document
-    DocumentVectors d{"d" + std::to_string(i), "{}", {}};
+    DocumentVectors d{numbered("d", i), "{}", {}};
     for (int c = 0; c < 10; ++c) d.chunks.push_back({c, "", sample(), ""});
     s->upsert(kScope, d);
     exact->upsert(kScope, d);
@@ -287,8 +288,7 @@ TEST_F(EmbeddedStoreTest, QuantizedIndexesFindTheQueriedVector) {
                                  StoreContext{dir.path().string(), {}});
     auto vs = fill(*s, 200);
     for (int i : {0, 77, 199})
-      EXPECT_EQ(s->query(kScope, q(vs[static_cast<std::size_t>(i)], 1))[0].doc_id,
-                "d" + std::to_string(i))
+      EXPECT_EQ(s->query(kScope, q(vs[static_cast<std::size_t>(i)], 1))[0].doc_id, numbered("d", i))
           << quant;
   }
 }

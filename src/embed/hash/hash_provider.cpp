@@ -123,7 +123,10 @@ class HashProvider final : public EmbeddingProvider {
     std::vector<Feature> feats;
     for_each_word(text, buf, [&](std::string_view w) {
       feats.push_back({mix64(fnv1a64(w, kWordSeed)), 1.0f});
-      framed.assign("#").append(w).append("#");
+      framed.clear();  // "#word#", built by appends (g++ 12 -O3: see GCC PR 105651)
+      framed.push_back('#');
+      framed.append(w);
+      framed.push_back('#');
       for (std::size_t n = 3; n <= 5; ++n)
         for (std::size_t i = 0; i + n <= framed.size(); ++i)
           feats.push_back(

@@ -142,8 +142,10 @@ TEST_F(PumpPg, Postgres15AppStoresVectorsAsRealArrays) {
   // The stored array is the query embedding of the same text (unit vectors: dot = 1).
   auto q = pump_->embed("docs", "doc 7: body of document 7 about pumps and valves");
   std::string arr = "{";
-  for (std::size_t i = 0; i < q.embedding.size(); ++i)
-    arr += (i ? "," : "") + std::to_string(q.embedding[i]);
+  for (std::size_t i = 0; i < q.embedding.size(); ++i) {
+    if (i) arr += ',';
+    arr += std::to_string(q.embedding[i]);
+  }
   arr += "}";
   EXPECT_EQ(db.one("SELECT c.doc_id FROM pump_real.doc_chunks c, LATERAL (SELECT sum(a * b) AS "
                    "dot FROM unnest(c.embedding, $1::real[]) AS t(a, b)) s WHERE c.revision = $2 "

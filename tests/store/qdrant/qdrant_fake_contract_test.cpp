@@ -14,8 +14,8 @@
 #include "core/util.h"
 #include "fake_qdrant_server.h"
 #include "quarry/error.h"
-#include "store/qdrant/qdrant_store.h"
 #include "remote_store_util.h"
+#include "store/qdrant/qdrant_store.h"
 #include "store_contract.h"
 
 namespace quarry::store::contract {
@@ -29,7 +29,8 @@ FakeQdrant& fake() {
 }
 
 std::string fresh_prefix() {
-  std::string p = "t" + core::new_ulid();
+  std::string p(1, 't');  // not "t" + new_ulid(): g++ 12 -O3's false -Wrestrict (GCC PR 105651)
+  p += core::new_ulid();
   std::transform(p.begin(), p.end(), p.begin(), [](unsigned char c) { return std::tolower(c); });
   return p;
 }
