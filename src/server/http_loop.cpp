@@ -252,7 +252,13 @@ class LoopImpl final : public Loop {
                               "the server has " + std::to_string(conns_.size()) +
                                   " open connections, its limit; retry shortly"),
                       false, false);
+        // Read what of the request has already arrived before closing: a close with unread
+        // input sends RST, and a client that gets RST may lose the 503 before it reads it.
+        char sink[4096];
+        for (int i = 0; i < 16 && recv(fd, sink, sizeof sink, MSG_DONTWAIT) > 0; ++i) {
+        }
         [[maybe_unused]] auto n = send(fd, busy.data(), busy.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        shutdown(fd, SHUT_WR);
         ::close(fd);
         continue;
       }

@@ -170,10 +170,22 @@ class RealServerBusy(unittest.TestCase):
 
     def hold_the_only_slot(self) -> socket.socket:
         """A connection stuck mid-request (never idle, so never evicted), checked by a probe
-        that must be turned away."""
+        that must be turned away.
+
+        The blocker sends a request's head with `Expect: 100-continue` and waits for the
+        server's `100 Continue`: from then on the server holds it as a request waiting for its
+        body. (Half a head, unanswered, is not enough: under load the server may accept the
+        probe before it has read the blocker's bytes, take the blocker for an idle connection
+        and evict it to make room.)
+        """
+        head = (b"POST /api/v1/kbs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 16\r\nExpect: 100-continue\r\n\r\n")
         for _ in range(50):
             blocker = socket.create_connection(("127.0.0.1", self.server.port), timeout=10)
-            blocker.sendall(b"GET /api/v1/health HTTP/1.1\r\n")  # headers never finished
+            blocker.sendall(head)
+            if not blocker.recv(64).startswith(b"HTTP/1.1 100"):
+                blocker.close()
+                continue
             with socket.create_connection(("127.0.0.1", self.server.port), timeout=10) as probe:
                 probe.sendall(b"GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
                 if probe.recv(64).startswith(b"HTTP/1.1 503"):
