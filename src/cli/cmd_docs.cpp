@@ -32,6 +32,10 @@ void add_docs_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
            {"next_cursor", page.next_cursor.empty() ? json(nullptr) : json(page.next_cursor)}});
       return;
     }
+    if (page.documents.empty())  // say so: nothing printed reads like a command that failed
+      std::cout << (la->cursor.empty() ? "no documents" : "no more documents")
+                << (la->filter.empty() ? "" : " match the filter") << " in knowledge base '"
+                << la->kb << "'\n";
     for (const auto& d : page.documents)
       std::cout << d.id << "  " << d.filename << "  (" << d.chunk_count << " chunks, "
                 << d.converter << ")\n";

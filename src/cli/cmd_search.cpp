@@ -33,6 +33,13 @@ std::string highlight_ranges(const std::string& text,
 void print_search_human(const SearchResponse& r, bool mode_given) {
   for (const auto& d : r.degraded)
     if (mode_given || d.rfind("no_embedder:", 0) != 0) std::cerr << "note: " << d << "\n";
+  // Vectors still pending: the vector side answered from what is embedded so far.
+  const bool vectors_answered = r.mode == Mode::vector || r.mode == Mode::hybrid;
+  if (vectors_answered && r.index_status.vector != "ready" && !r.index_status.vector.empty())
+    std::cerr << "note: vector index " << r.index_status.vector << ": not every chunk of '" << r.kb
+              << "' has its vector yet, so the vector side answered from those that do; "
+                 "`quarry reindex --kb "
+              << r.kb << "` (or `ingest --wait`) embeds the rest\n";
   if (r.hits.empty()) std::cout << "no hits\n";
   int n = 0;
   for (const auto& h : r.hits) {

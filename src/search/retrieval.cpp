@@ -129,13 +129,14 @@ SearchResponse search(const SearchRequest& r, const KbScope& kb) {
   if (!mode_enabled(config, mode)) {
     // Without an embedder, listing the mode would only meet the next refusal: name the real fix.
     if (mode == Mode::vector && config.embedder.provider.empty())
-      throw Error(Code::mode_unavailable,
-                  "vector search needs an embedder, and knowledge base '" + r.kb +
-                      "' has none: set one with `quarry kb set " + r.kb +
-                      " embedder.provider=static:glove-100d` (the local default model; "
-                      "docs/configuration.md lists the others), then embed with `quarry reindex " +
-                      r.kb + "`",
-                  {{"mode", "vector"}, {"reason", "no_embedder"}, {"field", "embedder.provider"}});
+      throw Error(
+          Code::mode_unavailable,
+          "vector search needs an embedder, and knowledge base '" + r.kb +
+              "' has none: set one with `quarry kb set " + r.kb +
+              " embedder.provider=static:glove-100d` (the local default model; "
+              "docs/configuration.md lists the others), then embed with `quarry reindex --kb " +
+              r.kb + "`",
+          {{"mode", "vector"}, {"reason", "no_embedder"}, {"field", "embedder.provider"}});
     std::string modes;  // the KB's modes and this one
     for (Mode m : config.modes) modes += std::string(mode_name(m)) + ",";
     throw Error(Code::mode_unavailable,

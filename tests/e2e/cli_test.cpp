@@ -222,6 +222,25 @@ TEST_F(CliTest, AMissingPathInABatchFailsAloneAndTheRestIsIngested) {
                Code::not_found);
 }
 
+// Human output says what is not there instead of printing nothing: an empty document list, and
+// vectors still pending behind a hybrid answer (with the command that embeds them).
+TEST_F(CliTest, HumanOutputSaysWhatIsMissing) {
+  make_kb("k", {"--embedder", "hash"});
+  auto empty = cli.text({"docs", "list", "--kb", "k"});
+  EXPECT_EQ(empty.status, 0);
+  EXPECT_EQ(empty.out, "no documents in knowledge base 'k'\n");
+  ingest_one("a.md", "# A\n\nthe pelican flies\n");
+  auto none = cli.text({"docs", "list", "--kb", "k", "--filter", R"({"lang": "fr"})"});
+  EXPECT_EQ(none.out, "no documents match the filter in knowledge base 'k'\n");
+  auto pending = cli.text({"search", "pelican", "--kb", "k", "--mode", "hybrid"});
+  EXPECT_EQ(pending.status, 0);
+  EXPECT_NE(pending.err.find("note: vector index not_built"), std::string::npos) << pending.err;
+  EXPECT_NE(pending.err.find("`quarry reindex --kb k`"), std::string::npos) << pending.err;
+  ASSERT_EQ(cli.json({"reindex", "--kb", "k"}).status, 0);
+  auto ready = cli.text({"search", "pelican", "--kb", "k", "--mode", "hybrid"});
+  EXPECT_EQ(ready.err.find("note:"), std::string::npos) << ready.err;
+}
+
 TEST_F(CliTest, SingleFailingFileExitsWithItsCodesStatus) {
   make_kb();
   write_file(src / "empty.md", "");

@@ -311,7 +311,7 @@ TEST_F(EngineTest, WithoutAnEmbedderVectorIsAnErrorAndAutoDegradesToKeyword) {
   EXPECT_NE(message.find("quarry kb set plain embedder.provider=static:glove-100d"),
             std::string::npos)
       << message;
-  EXPECT_NE(message.find("quarry reindex plain"), std::string::npos) << message;
+  EXPECT_NE(message.find("quarry reindex --kb plain"), std::string::npos) << message;
   EXPECT_EQ(message.find("modes="), std::string::npos) << message;
   // A mode left out of the KB's own list is fixed by listing it: the command keeps the others.
   engine->set_kb("plain", {{"modes", "keyword"}});
