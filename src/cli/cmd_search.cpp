@@ -3,7 +3,11 @@
 // codec (wire/requests.h), so the defaults and bounds are the same on every surface.
 #include <unistd.h>
 
+#include <cstdlib>
 #include <iostream>
+#include <iterator>
+#include <map>
+#include <set>
 
 #include "cli/commands.h"
 #include "wire/requests.h"
@@ -77,9 +81,32 @@ void put(nlohmann::json& body, const char* key, const CLI::Option* opt, const T&
   if (opt->count() > 0) body[key] = value;
 }
 
+// Whether to color: --color=always|never, or auto: a terminal, unless NO_COLOR is set and not
+// empty (https://no-color.org).
+bool use_color(const std::string& when) {
+  if (when == "always") return true;
+  if (when == "never") return false;
+  const char* no_color = std::getenv("NO_COLOR");
+  return isatty(1) != 0 && !(no_color && *no_color);
+}
+
+// Every filename of the KB's documents (matching the filter), in id order: what grep -L lists
+// the unmatched ones of.
+std::vector<std::string> all_filenames(Engine& engine, const std::string& kb,
+                                       const std::string& filter_json) {
+  std::vector<std::string> out;
+  std::string cursor;
+  do {
+    auto page = engine.list_documents(kb, cursor, 1000, filter_json);
+    for (const auto& d : page.documents) out.push_back(d.filename);
+    cursor = page.next_cursor;
+  } while (!cursor.empty());
+  return out;
+}
+
 }  // namespace
 
-void add_search_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
+void add_search_commands(CLI::App& app, Globals& g, int& exit_code) {
   struct SearchArgs {
     std::string kb, query, mode, filter, fusion;
     int top_k = 0;
@@ -88,7 +115,7 @@ void add_search_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
   };
   auto sa = std::make_shared<SearchArgs>();
   auto* search = app.add_subcommand("search", "Search a knowledge base");
-  search->add_option("query", sa->query, "What to look for")->required();
+  search->add_option("query", sa->query, "What to look for (- reads it from stdin)")->required();
   search->add_option("--kb", sa->kb, "Knowledge base")->required();
   auto* mode = search->add_option("--mode", sa->mode,
                                   "auto (default) | keyword | grep | vector | hybrid; auto is "
@@ -107,6 +134,11 @@ void add_search_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
   search->add_flag("--advanced", sa->advanced,
                    "FTS5 query syntax: \"phrases\", AND/OR/NOT, prefix*, NEAR()");
   search->callback([&g, sa, mode, top_k, min_score, filter, fusion, ratio] {
+    if (sa->query == "-") {  // the query from stdin, as a pipe gives it (one trailing newline off)
+      sa->query.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+      while (!sa->query.empty() && (sa->query.back() == '\n' || sa->query.back() == '\r'))
+        sa->query.pop_back();
+    }
     nlohmann::json body = {{"query", sa->query}};
     put(body, "mode", mode, sa->mode);
     put(body, "top_k", top_k, sa->top_k);
@@ -124,8 +156,10 @@ void add_search_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
   });
 
   struct GrepArgs {
-    std::string kb, pattern, filter;
+    std::string kb, pattern, filter, color = "auto";
     bool literal = false, ignore_case = false;
+    bool count = false, files_with_matches = false, files_without_match = false;
+    bool only_matching = false, quiet = false;
     int context = 0, before = 0, after = 0, max_matches = 0;
   };
   auto ga = std::make_shared<GrepArgs>();
@@ -144,7 +178,24 @@ void add_search_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
                                        "1000)");
   auto* gfilter =
       grep->add_option("--filter", ga->filter, "Only documents whose metadata match (JSON)");
-  grep->callback([&g, ga, context, before, after, max_matches, gfilter] {
+  // Output modes as GNU grep and ripgrep have them (docs/cli.md); -c, -l, -L count every match.
+  auto* count =
+      grep->add_flag("--count,-c", ga->count, "Print each matching document's count of lines");
+  auto* lists = grep->add_flag("--files-with-matches,-l", ga->files_with_matches,
+                               "Print only the names of documents with a match");
+  auto* unlisted = grep->add_flag("--files-without-match,-L", ga->files_without_match,
+                                  "Print only the names of documents without a match");
+  auto* only = grep->add_flag("--only-matching,-o", ga->only_matching,
+                              "Print only the matched parts, one per line");
+  auto* quiet = grep->add_flag("--quiet,-q", ga->quiet,
+                               "Print nothing; exit 0 when something matched, else 1");
+  for (auto* a : {count, lists, unlisted, only, quiet})
+    for (auto* b : {count, lists, unlisted, only, quiet})
+      if (a != b) a->excludes(b);
+  grep->add_option("--color", ga->color,
+                   "Highlight matches: auto (a terminal, no NO_COLOR) | always | never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  grep->callback([&g, &exit_code, ga, context, before, after, max_matches, gfilter] {
     nlohmann::json body = {{"pattern", ga->pattern}};
     if (ga->literal) body["literal"] = true;
     if (ga->ignore_case) body["ignore_case"] = true;
@@ -157,13 +208,56 @@ void add_search_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
     }
     put(body, "max_matches", max_matches, ga->max_matches);
     if (gfilter->count() > 0 && !ga->filter.empty()) body["filter"] = filter_value(ga->filter);
+    const bool per_document = ga->count || ga->files_with_matches || ga->files_without_match;
+    if (ga->quiet) body["max_matches"] = 1;  // one match decides
+    if (per_document && max_matches->count() == 0) body["max_matches"] = wire::kMaxMatchesMax;
     const GrepRequest req = wire::decode_grep(body, ga->kb);
-    auto r = open_engine(g)->grep(req);
+    auto engine = open_engine(g);
+    auto r = engine->grep(req);
+    if (ga->quiet) {
+      exit_code = r.matches.empty() ? 1 : 0;
+      return;
+    }
     if (g.json) {
       print_json(to_json(r));
       return;
     }
-    bool color = isatty(1) != 0;
+    if (per_document) {
+      std::vector<std::pair<std::string, std::size_t>> counts;  // in the order of the matches
+      std::map<std::string, std::size_t> at;
+      for (const auto& m : r.matches) {
+        auto [it, fresh] = at.emplace(m.filename, counts.size());
+        if (fresh) counts.push_back({m.filename, 0});
+        ++counts[it->second].second;
+      }
+      if (ga->files_without_match) {
+        std::set<std::string> matched;
+        for (const auto& [name, n] : counts) matched.insert(name);
+        for (const auto& name : all_filenames(*engine, ga->kb, req.filter_json))
+          if (!matched.count(name)) std::cout << name << "\n";
+      } else {
+        for (const auto& [name, n] : counts)
+          std::cout << name << (ga->count ? ":" + std::to_string(n) : "") << "\n";
+      }
+      if (r.truncated)
+        std::cerr << "(stopped after " << r.matches.size()
+                  << " matching lines: the lists and counts cover those; raise --max-matches)\n";
+      return;
+    }
+    const bool color = use_color(ga->color);
+    if (ga->only_matching) {
+      for (const auto& m : r.matches)
+        for (const auto& [b, e] : m.ranges) {
+          if (b > e || e > m.text.size()) continue;
+          const std::string part = m.text.substr(b, e - b);
+          std::cout << m.filename << ":" << m.line << ":"
+                    << (color ? "\033[1;31m" + part + "\033[0m" : part) << "\n";
+        }
+      if (r.truncated)
+        std::cerr << "(stopped after " << r.matches.size()
+                  << " matching lines; raise --max-matches)\n";
+      return;
+    }
     std::string last_doc;
     for (const auto& m : r.matches) {
       for (const auto& l : m.before)

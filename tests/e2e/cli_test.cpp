@@ -241,6 +241,50 @@ TEST_F(CliTest, HumanOutputSaysWhatIsMissing) {
   EXPECT_EQ(ready.err.find("note:"), std::string::npos) << ready.err;
 }
 
+// grep's output modes as GNU grep and ripgrep have them: -c, -l, -L, -o, -q, --color, NO_COLOR;
+// and search reading its query from stdin with `-`.
+TEST_F(CliTest, GrepOutputModesAndSearchFromStdin) {
+  make_kb();
+  write_file(src / "a.md", "# A\n\nalpha beta alpha\nbeta\nalpha\n");
+  write_file(src / "b.md", "# B\n\ngamma\n");
+  write_file(src / "c.md", "# C\n\nalphabet\n");
+  ASSERT_EQ(cli.json({"ingest", src.string(), "--kb", "k"}).status, 0);
+  auto lines = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"grep", "alpha", "--kb", "k"});
+    auto r = cli.text(args);
+    EXPECT_EQ(r.status, 0) << r.err;
+    return r.out;
+  };
+  EXPECT_EQ(lines({"-c"}), "a.md:2\nc.md:1\n");
+  EXPECT_EQ(lines({"--files-with-matches"}), "a.md\nc.md\n");
+  EXPECT_EQ(lines({"-L"}), "b.md\n");
+  // -o: one line per match, the two on one line included.
+  const std::string o = lines({"-o"});
+  EXPECT_EQ(std::count(o.begin(), o.end(), '\n'), 4) << o;
+  EXPECT_NE(o.find("a.md:"), std::string::npos);
+  EXPECT_EQ(o.find("beta"), std::string::npos) << o;
+  // Color only when asked (the test's stdout is no terminal); NO_COLOR does not beat always.
+  EXPECT_NE(lines({"--color=always"}).find("\033[1;31malpha\033[0m"), std::string::npos);
+  EXPECT_EQ(lines({"--color=auto"}).find('\033'), std::string::npos);
+  {
+    quarry::testing::ScopedEnv no_color("NO_COLOR", "1");
+    EXPECT_EQ(lines({}).find('\033'), std::string::npos);
+  }
+  // -q: nothing printed, the exit status says whether anything matched.
+  auto hit = cli.text({"grep", "gamma", "--kb", "k", "-q"});
+  EXPECT_EQ(hit.status, 0);
+  EXPECT_EQ(hit.out, "");
+  auto miss = cli.text({"grep", "zzz", "--kb", "k", "-q"});
+  EXPECT_EQ(miss.status, 1);
+  EXPECT_EQ(miss.out, "");
+  expect_error(cli.json({"grep", "alpha", "--kb", "k", "-c", "-l"}), Code::invalid_argument);
+  // search -: the query comes from stdin.
+  auto piped = cli.json({"search", "-", "--kb", "k", "--mode", "keyword"}, "gamma\n");
+  ASSERT_EQ(piped.status, 0) << piped.err;
+  ASSERT_EQ(piped.json["hits"].size(), 1u) << piped.out;
+  EXPECT_EQ(piped.json["hits"][0]["filename"], "b.md");
+}
+
 TEST_F(CliTest, SingleFailingFileExitsWithItsCodesStatus) {
   make_kb();
   write_file(src / "empty.md", "");
