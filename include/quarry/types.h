@@ -189,6 +189,8 @@ struct GrepRequest {
   std::string pattern;
   bool literal = false;
   bool ignore_case = false;
+  bool word = false;    // the pattern matches whole words only (grep -w)
+  bool invert = false;  // the lines that do NOT match (grep -v); they carry no ranges
   int before_context = 0;
   int after_context = 0;
   std::size_t max_matches = 1000;

@@ -157,7 +157,7 @@ void add_search_commands(CLI::App& app, Globals& g, int& exit_code) {
 
   struct GrepArgs {
     std::string kb, pattern, filter, color = "auto";
-    bool literal = false, ignore_case = false;
+    bool literal = false, ignore_case = false, word = false, invert = false;
     bool count = false, files_with_matches = false, files_without_match = false;
     bool only_matching = false, quiet = false;
     int context = 0, before = 0, after = 0, max_matches = 0;
@@ -169,6 +169,8 @@ void add_search_commands(CLI::App& app, Globals& g, int& exit_code) {
   grep->add_option("--kb", ga->kb, "Knowledge base")->required();
   grep->add_flag("--fixed-strings,-F", ga->literal, "Treat the pattern as a literal string");
   grep->add_flag("--ignore-case,-i", ga->ignore_case, "Case-insensitive");
+  grep->add_flag("--word-regexp,-w", ga->word, "Match whole words only");
+  grep->add_flag("--invert-match,-v", ga->invert, "Select the lines that do not match");
   auto* context =
       grep->add_option("--context,-C", ga->context, "Lines of context before and after (0-100)");
   auto* before = grep->add_option("--before-context,-B", ga->before, "Lines before (0-100)");
@@ -199,6 +201,8 @@ void add_search_commands(CLI::App& app, Globals& g, int& exit_code) {
     nlohmann::json body = {{"pattern", ga->pattern}};
     if (ga->literal) body["literal"] = true;
     if (ga->ignore_case) body["ignore_case"] = true;
+    if (ga->word) body["word"] = true;
+    if (ga->invert) body["invert"] = true;
     // -C sets both sides and wins over -A/-B, as it always has here (docs/cli.md).
     if (context->count() > 0) {
       body["context"] = ga->context;

@@ -20,6 +20,8 @@ struct GrepOptions {
   std::string pattern;
   bool literal = false;  // pattern is a fixed string
   bool ignore_case = false;
+  bool word = false;    // whole words only: the pattern between word boundaries (\b ... \b)
+  bool invert = false;  // report the lines without a match instead
   // Lines of context before / after each match. Every match carries its own context, so nearby
   // matches may repeat lines (a match line can be another match's context). With
   // skip_front_matter, context stops at the front matter too.

@@ -104,7 +104,7 @@ void add_after_context(std::string_view text, std::size_t le, int line_no, int c
 }  // namespace
 
 LineMatcher::LineMatcher(const GrepOptions& opts) {
-  if (!opts.ignore_case && (opts.literal || is_plain_ascii_literal(opts.pattern))) {
+  if (!opts.ignore_case && !opts.word && (opts.literal || is_plain_ascii_literal(opts.pattern))) {
     literal_ = opts.pattern;
     use_memmem_ = true;
     never_ = literal_.find('\n') != std::string::npos;
@@ -115,7 +115,8 @@ LineMatcher::LineMatcher(const GrepOptions& opts) {
   o.set_case_sensitive(!opts.ignore_case);
   o.set_max_mem(opts.max_pattern_memory);
   o.set_log_errors(false);
-  const std::string user = opts.literal ? RE2::QuoteMeta(opts.pattern) : opts.pattern;
+  std::string user = opts.literal ? RE2::QuoteMeta(opts.pattern) : opts.pattern;
+  if (opts.word) user = "\\b(?:" + user + ")\\b";  // as grep -w: a word on both sides
   // (?m): ^ and $ match at line boundaries, as in grep; the buffer holds a whole file.
   constexpr std::string_view kPrefix = "(?m)";
   re_ = std::make_unique<RE2>(std::string(kPrefix) + user, o);
@@ -172,8 +173,38 @@ std::size_t front_matter_end(std::string_view text) {
   }
 }
 
+namespace {
+
+// grep -v: every line of the body that holds no match, with its context.
+std::size_t scan_inverted(std::string_view text, const LineMatcher& matcher,
+                          const GrepOptions& opts, std::size_t max_lines,
+                          std::vector<GrepMatch>* out) {
+  const std::size_t n = text.size();
+  const std::size_t body = opts.skip_front_matter ? front_matter_end(text) : 0;
+  int line_no = 1 + static_cast<int>(count_newlines(text.data(), body));
+  std::size_t found = 0;
+  for (std::size_t ls = body; ls < n && found < max_lines; ++line_no) {
+    const std::size_t le = line_end(text, ls);
+    std::size_t mb = 0, me = 0;
+    if (!matcher.find(text, ls, le, &mb, &me)) {
+      GrepMatch& m = out->emplace_back();
+      m.line = line_no;
+      m.text.assign(text.data() + ls, le - ls);
+      if (opts.before_context > 0)
+        add_before_context(text, body, ls, line_no, opts.before_context, &m);
+      if (opts.after_context > 0) add_after_context(text, le, line_no, opts.after_context, &m);
+      ++found;
+    }
+    ls = le + 1;
+  }
+  return found;
+}
+
+}  // namespace
+
 std::size_t scan_text(std::string_view text, const LineMatcher& matcher, const GrepOptions& opts,
                       std::size_t max_lines, std::vector<GrepMatch>* out) {
+  if (opts.invert) return scan_inverted(text, matcher, opts, max_lines, out);
   const std::size_t n = text.size();
   const std::size_t body = opts.skip_front_matter ? front_matter_end(text) : 0;
   // Newlines are counted lazily, from `counted` (a line start whose number is `line_no`) up to

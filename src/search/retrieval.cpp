@@ -191,6 +191,8 @@ GrepResponse grep(const GrepRequest& r, const KbScope& kb) {
   o.pattern = r.pattern;
   o.literal = r.literal;
   o.ignore_case = r.ignore_case;
+  o.word = r.word;
+  o.invert = r.invert;
   o.before_context = r.before_context;
   o.after_context = r.after_context;
   o.max_matches = r.max_matches;

@@ -75,6 +75,8 @@ json in_grep(const McpOptions& o) {
                {{"pattern", prop("string", "RE2 regular expression (or text with literal=true)")},
                 {"literal", prop("boolean", "Match the pattern as plain text")},
                 {"ignore_case", prop("boolean", "Case-insensitive")},
+                {"word", prop("boolean", "Whole words only (grep -w)")},
+                {"invert", prop("boolean", "The lines that do not match (grep -v)")},
                 {"context",
                  int_prop("Lines of context before and after each match", 0, wire::kContextMax, 0)},
                 {"before_context", int_prop("Lines of context before each match (default: context)",

@@ -102,9 +102,9 @@ json encode_search(const SearchRequest& r) {
 // --- grep --------------------------------------------------------------------------------------
 
 const std::vector<std::string>& grep_fields() {
-  static const std::vector<std::string> keys = {"pattern",     "literal",        "ignore_case",
-                                                "context",     "before_context", "after_context",
-                                                "max_matches", "filter"};
+  static const std::vector<std::string> keys = {
+      "pattern", "literal",        "ignore_case",   "word",        "invert",
+      "context", "before_context", "after_context", "max_matches", "filter"};
   return keys;
 }
 
@@ -115,6 +115,8 @@ GrepRequest decode_grep(const json& body, const std::string& kb) {
   r.pattern = f.required_string("pattern");
   r.literal = f.flag("literal", false);
   r.ignore_case = f.flag("ignore_case", false);
+  r.word = f.flag("word", false);
+  r.invert = f.flag("invert", false);
   const auto context = f.integer("context", 0, kContextMax).value_or(0);
   r.before_context =
       static_cast<int>(f.integer("before_context", 0, kContextMax).value_or(context));
@@ -132,6 +134,8 @@ json encode_grep(const GrepRequest& r) {
             {"max_matches", r.max_matches}};
   if (r.literal) j["literal"] = true;
   if (r.ignore_case) j["ignore_case"] = true;
+  if (r.word) j["word"] = true;
+  if (r.invert) j["invert"] = true;
   if (!r.filter_json.empty()) j["filter"] = json::parse(r.filter_json);
   return j;
 }

@@ -28,8 +28,8 @@ SearchRequest decode_search(const nlohmann::json& body, const std::string& kb);
 // The object decode_search reads back into the same request (without the KB).
 nlohmann::json encode_search(const SearchRequest& r);
 
-// --- grep: pattern, literal, ignore_case, context, before_context, after_context, max_matches,
-// filter. `context` sets both sides; before_context/after_context override it.
+// --- grep: pattern, literal, ignore_case, word, invert, context, before_context, after_context,
+// max_matches, filter. `context` sets both sides; before_context/after_context override it.
 inline constexpr int kContextMax = 100;
 inline constexpr int kMaxMatchesDefault = 1000;
 inline constexpr int kMaxMatchesMax = 100000;

@@ -258,6 +258,9 @@ TEST_F(CliTest, GrepOutputModesAndSearchFromStdin) {
   EXPECT_EQ(lines({"-c"}), "a.md:2\nc.md:1\n");
   EXPECT_EQ(lines({"--files-with-matches"}), "a.md\nc.md\n");
   EXPECT_EQ(lines({"-L"}), "b.md\n");
+  EXPECT_EQ(lines({"-w", "-l"}), "a.md\n");  // "alphabet" is not the word alpha
+  // -v: the lines without alpha (front matter skipped), counted per document.
+  EXPECT_EQ(lines({"-v", "-c"}), "a.md:4\nb.md:4\nc.md:3\n");
   // -o: one line per match, the two on one line included.
   const std::string o = lines({"-o"});
   EXPECT_EQ(std::count(o.begin(), o.end(), '\n'), 4) << o;

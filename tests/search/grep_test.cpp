@@ -72,6 +72,47 @@ TEST_F(GrepTest, IgnoreCaseMatchesEveryCasing) {
   EXPECT_EQ(r.matches[1].ranges, (Ranges{{0, 7}}));
 }
 
+// -w: whole words only, on the regex and the literal paths (the literal one leaves memmem).
+TEST_F(GrepTest, WordMatchesWholeWordsOnly) {
+  const auto f = add("a", "alpha\nalphabet\nthe alpha.\nalpha_beta\nalpha-beta\n");
+  auto o = opts("alpha");
+  EXPECT_EQ(lines(grep_files({f}, o)), (std::vector<int>{1, 2, 3, 4, 5}));
+  o.word = true;
+  const auto r = grep_files({f}, o);
+  EXPECT_EQ(lines(r), (std::vector<int>{1, 3, 5}));  // '_' is a word character, '-' is not
+  EXPECT_EQ(r.matches[1].ranges, (Ranges{{4, 9}}));
+  o.pattern = "a.b";
+  o.literal = true;
+  const auto f2 = add("b", "a.b\nxa.b\n(a.b)\n");
+  EXPECT_EQ(lines(grep_files({f2}, o)), (std::vector<int>{1, 3}));
+  o.literal = false;
+  o.pattern = "alp|bet";  // the alternation stays inside the boundaries
+  EXPECT_EQ(lines(grep_files({f}, o)), (std::vector<int>{}));
+}
+
+// -v: the lines without a match, numbered as in the file, with context; front matter skipped.
+TEST_F(GrepTest, InvertAnswersTheLinesWithoutAMatch) {
+  const auto f = add("a", "---\ntitle: x\n---\nkeep\ndrop me\nkeep too\n");
+  auto o = opts("drop");
+  o.invert = true;
+  auto r = grep_files({f}, o);
+  EXPECT_EQ(lines(r), (std::vector<int>{4, 6}));
+  EXPECT_EQ(r.matches[0].text, "keep");
+  EXPECT_TRUE(r.matches[0].ranges.empty());
+  o.after_context = 1;
+  r = grep_files({f}, o);
+  ASSERT_EQ(r.matches[0].after.size(), 1u);
+  EXPECT_EQ(r.matches[0].after[0].text, "drop me");
+  o.after_context = 0;
+  o.max_matches = 1;
+  r = grep_files({f}, o);
+  EXPECT_EQ(lines(r), (std::vector<int>{4}));
+  EXPECT_TRUE(r.truncated);
+  o.max_matches = 1000;
+  o.pattern = ".";  // every line has a character: nothing is left
+  EXPECT_TRUE(grep_files({f}, o).matches.empty());
+}
+
 TEST_F(GrepTest, LineNumbersCountFrontMatterLines) {
   const auto f =
       add("a", "---\nid: \"x\"\ntitle: needle\n---\n\n# Title\n\nfirst needle\nnone\nneedle\n");
