@@ -18,9 +18,11 @@ void add_secret_commands(CLI::App& app, Globals& g, int& exit_code);  // cmd_sec
 void add_reindex_command(CLI::App& app, Globals& g, int& exit_code);  // cmd_reindex.cpp
 void add_serve_command(CLI::App& app, Globals& g, int& exit_code);    // cmd_serve.cpp
 void add_token_commands(CLI::App& app, Globals& g, int& exit_code);   // cmd_token.cpp
-void add_mcp_command(CLI::App& app, Globals& g, int& exit_code);     // cmd_mcp.cpp
-void add_pump_commands(CLI::App& app, Globals& g, int& exit_code);   // cmd_pump.cpp
-void add_embed_command(CLI::App& app, Globals& g, int& exit_code);   // cmd_embed.cpp
+void add_mcp_command(CLI::App& app, Globals& g, int& exit_code);      // cmd_mcp.cpp
+void add_pump_commands(CLI::App& app, Globals& g, int& exit_code);    // cmd_pump.cpp
+void add_embed_command(CLI::App& app, Globals& g, int& exit_code);    // cmd_embed.cpp
+// quarry completion bash|zsh|fish, written from `app`'s own tree: add it after every other command.
+void add_completion_command(CLI::App& app, Globals& g, int& exit_code);  // cmd_completion.cpp
 
 // The vector sweep shared by `reindex` and `ingest --wait` (cmd_reindex.cpp): progress bar on
 // a terminal, Ctrl-C cancels cleanly.

@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
   cli::add_mcp_command(app, g, exit_code);
   cli::add_pump_commands(app, g, exit_code);
   cli::add_embed_command(app, g, exit_code);
+  cli::add_completion_command(app, g, exit_code);
   // Global options (--json, --data-dir, --lock-timeout) are accepted after the command too.
   std::function<void(CLI::App*)> fall = [&fall](CLI::App* a) {
     for (auto* sub : a->get_subcommands({})) {
