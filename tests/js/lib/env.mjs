@@ -16,8 +16,8 @@ function flag(name) {
   return i >= 0 && i + 1 < process.argv.length ? process.argv[i + 1] : undefined;
 }
 
-export const quarryBin = path.resolve(
-  flag('--quarry') ?? process.env.QUARRY_BIN ?? path.join(repoRoot, 'build/quarry'));
+export const quarryBin = path.resolve(flag('--quarry') ?? process.env.QUARRY_BIN
+  ?? process.env.QUARRY_BINARY ?? path.join(repoRoot, 'build/quarry'));
 const tmpBase = flag('--tmp') ?? process.env.QUARRY_TEST_TMP ?? os.tmpdir();
 
 // A fresh scratch directory, removed by cleanup() unless QUARRY_KEEP_TMP is set.
@@ -58,11 +58,13 @@ export function sqlite(db, sql) {
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-// Starts `quarry serve --port 0 --port-file F` on the data dir and waits for the port.
+// Starts `quarry serve --port 0 --port-file F` on the data dir and waits for the port. `extra`
+// goes after `serve`, `globalArgs` before it (such as --lock-timeout).
 // Returns {port, url, proc, stderr(), stop()}; stop() kills it by PID (SIGTERM, then SIGKILL).
-export async function startServe(data, extra = [], { timeoutMs = 30_000 } = {}) {
+export async function startServe(data, extra = [], { timeoutMs = 30_000, globalArgs = [] } = {}) {
   const portFile = path.join(path.dirname(data), `port-${process.pid}-${Date.now()}`);
-  const proc = spawn(quarryBin, ['--data-dir', data, 'serve', '--port', '0', '--port-file', portFile, ...extra],
+  const proc = spawn(quarryBin,
+    ['--data-dir', data, ...globalArgs, 'serve', '--port', '0', '--port-file', portFile, ...extra],
     { stdio: ['ignore', 'pipe', 'pipe'] });
   // Never leave a server behind, even when the test process dies on an uncaught error.
   const reap = () => { try { proc.kill('SIGKILL'); } catch { /* gone */ } };
@@ -72,6 +74,7 @@ export async function startServe(data, extra = [], { timeoutMs = 30_000 } = {}) 
   proc.stderr.on('data', (d) => { log += d; });
   const exited = new Promise((resolve) => proc.once('exit', (code, sig) => resolve({ code, sig })));
   const stop = async () => {
+    process.removeListener('exit', reap);
     if (proc.exitCode !== null || proc.signalCode !== null) return;
     proc.kill('SIGTERM');
     const t = setTimeout(() => proc.kill('SIGKILL'), 5000);
