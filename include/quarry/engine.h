@@ -48,7 +48,8 @@ class Engine {
   // without re-embedding, verifies the count, then switches (SPEC §6). Refused while a
   // blue-green build runs, and when the embedding cache no longer holds every vector.
   virtual StoreMigrationReport migrate_store(const std::string& kb, const std::string& store_id,
-                                             const std::string& store_settings_json) = 0;
+                                             const std::string& store_settings_json,
+                                             const StoreMigrationOptions& options = {}) = 0;
 
   // Ingestion (SPEC §2). A file or a directory (recursive); per-file errors go in the report.
   virtual IngestReport ingest_path(const std::string& kb, const std::string& path,

@@ -7,6 +7,7 @@
 // budget) are audited with the actor and surface it was opened with.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -97,7 +98,10 @@ class Pump {
   virtual PumpDeployReport deploy(const std::string& dir, const std::string& embedder) = 0;
   virtual std::vector<PumpUseCaseStatus> list() = 0;
   // A manual trigger, run now in this process; throws the run's error after recording it.
-  virtual PumpRunResult run(const std::string& use_case) = 0;
+  // `stop`, when set (Ctrl-C), ends the run after the batch in hand, committed whole: drained
+  // is false and a run is queued to carry on (`quarry serve`, or `pump run` again).
+  virtual PumpRunResult run(const std::string& use_case,
+                            const std::atomic<bool>* stop = nullptr) = 0;
   // Queues a run of every use case whose `on` names the event; returns their names.
   virtual std::vector<std::string> event(const std::string& name) = 0;
   // Query-time embedding with the use case's embedder (text embedded exactly as given).

@@ -254,6 +254,12 @@ struct IngestOptions {
   std::vector<std::string> include;  // globs on the path relative to the directory
   std::vector<std::string> exclude;
   std::function<void(const IngestProgress&)> progress;
+  // Called with each file's outcome as soon as it is committed (or failed), in order.
+  std::function<void(const IngestItem&)> on_item;
+  // Set it to stop a directory's ingest after the document in hand (committed whole, never
+  // half); the report says `cancelled` and lists what was done. Ingesting again resumes:
+  // what was committed comes back `unchanged`.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // A page of list_documents.
@@ -267,6 +273,8 @@ struct IngestReport {
   int added = 0, updated = 0, unchanged = 0, failed = 0;
   std::int64_t bytes = 0;
   double took_ms = 0;
+  bool cancelled = false;  // `cancel` stopped it; `not_reached` files were left as they were
+  std::size_t not_reached = 0;
 };
 
 // Progress of a reindex sweep (SPEC §7): per revision being built.
@@ -311,6 +319,14 @@ struct ReindexReport {
   std::string error_message;
   double took_ms = 0;
   double rested_ms = 0;  // of took_ms, spent resting for this process's searches
+};
+
+// How `migrate_store` reports and stops. Stopped (cancel set; checked after each page of 200
+// documents) it empties the target of what it copied and throws `cancelled`: the KB is left
+// exactly as it was, and running it again starts the copy over.
+struct StoreMigrationOptions {
+  std::function<void(std::int64_t done, std::int64_t total)> progress;  // documents looked at
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // What `migrate_store` did (SPEC §6): vectors of the serving revision copied, not re-embedded.

@@ -1,7 +1,9 @@
-// quarry ingest PATH... --kb NAME
+// quarry ingest PATH... --kb NAME. Each file's line is printed as it is committed; Ctrl-C (or
+// SIGTERM) stops after the document in hand with the summary, and running it again resumes.
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/interrupt.h"
 #include "wire/requests.h"
 
 namespace quarry::cli {
@@ -47,9 +49,33 @@ void add_ingest_command(CLI::App& app, Globals& g, int& exit_code) {
         const std::string& c = p.current;
         bar.draw("", p.done, p.total, c.size() > 40 ? "…" + c.substr(c.size() - 39) : c);
       };
+    // Text output: each file's line as soon as it is committed, flushed, so that a redirected
+    // output holds every committed document even if the process is killed.
+    const bool quiet = a->quiet;
+    if (!g.json)
+      o.on_item = [&bar, quiet](const IngestItem& i) {
+        if (quiet && i.status != "failed" && i.warnings.empty()) return;
+        bar.clear();
+        if (i.status == "failed")
+          std::cout << "failed     " << i.path << "  [" << i.code << "] " << i.message << "\n";
+        else if (!quiet && i.status != "unchanged")
+          std::cout << (i.status == "added" ? "added      " : "updated    ") << i.path << "  ("
+                    << i.doc_id << ", " << i.chunks << " chunks)\n";
+        for (const auto& w : i.warnings) std::cout << "  warning: " << i.path << ": " << w << "\n";
+        std::cout << std::flush;
+      };
+    Interruption interruption;
+    o.cancel = interruption.flag();
 
     IngestReport total;
-    for (const auto& path : a->paths) {
+    std::size_t paths_not_reached = 0;
+    for (std::size_t n = 0; n < a->paths.size(); ++n) {
+      const auto& path = a->paths[n];
+      if (interruption.requested()) {
+        total.cancelled = true;
+        paths_not_reached = a->paths.size() - n;
+        break;
+      }
       IngestReport r;
       try {
         r = engine->ingest_path(a->kb, path, o);
@@ -65,6 +91,7 @@ void add_ingest_command(CLI::App& app, Globals& g, int& exit_code) {
         failed.code = code_name(e.code());
         failed.message = e.message();
         r.failed = 1;
+        if (o.on_item) o.on_item(failed);
         r.items.push_back(std::move(failed));
       }
       total.added += r.added;
@@ -73,6 +100,8 @@ void add_ingest_command(CLI::App& app, Globals& g, int& exit_code) {
       total.failed += r.failed;
       total.bytes += r.bytes;
       total.took_ms += r.took_ms;
+      total.not_reached += r.not_reached;
+      total.cancelled = total.cancelled || r.cancelled;
       for (auto& i : r.items) total.items.push_back(std::move(i));
     }
     // One file that failed is that file's error; a batch with failures is a partial failure.
@@ -82,29 +111,36 @@ void add_ingest_command(CLI::App& app, Globals& g, int& exit_code) {
     } else if (total.failed > 0) {
       exit_code = kExitPartialFailure;
     }
+    if (total.cancelled) exit_code = interruption.exit_status();
     // Keyword indexing has committed; vectors follow now (--wait) or in the next sweep.
-    std::optional<ReindexReport> sweep;
-    if (a->wait) {
+    std::optional<Sweep> sweep;
+    if (a->wait && !total.cancelled) {
       sweep = run_reindex(*engine, a->kb, g.json);
       if (exit_code == 0) exit_code = reindex_exit_status(*sweep);
     }
     if (g.json) {
       json out = to_json(total);
-      if (sweep) out["vectors"] = to_json(*sweep);
+      if (total.cancelled) {
+        out["cancelled"] = true;
+        out["not_reached"] = total.not_reached;
+        out["paths_not_reached"] = paths_not_reached;
+      }
+      if (sweep) out["vectors"] = to_json(sweep->report);
       print_json(out);
       return;
     }
-    for (const auto& i : total.items) {
-      if (i.status == "failed")
-        std::cout << "failed     " << i.path << "  [" << i.code << "] " << i.message << "\n";
-      else if (!a->quiet && i.status != "unchanged")
-        std::cout << (i.status == "added" ? "added      " : "updated    ") << i.path << "  ("
-                  << i.doc_id << ", " << i.chunks << " chunks)\n";
-      for (const auto& w : i.warnings) std::cout << "  warning: " << i.path << ": " << w << "\n";
-    }
+    bar.clear();
     std::cout << total.added << " added, " << total.updated << " updated, " << total.unchanged
               << " unchanged, " << total.failed << " failed  (" << total.bytes / 1024 << " KiB in "
               << static_cast<long>(total.took_ms) << " ms)\n";
+    if (total.cancelled) {
+      std::cout << interruption.name() << ": the documents above are committed";
+      if (total.not_reached) std::cout << "; " << total.not_reached << " files not reached";
+      if (paths_not_reached)
+        std::cout << (total.not_reached ? ", " : "; ") << paths_not_reached << " paths not started";
+      std::cout << "\n  run the same command again to resume (committed files come back "
+                   "unchanged)\n";
+    }
     if (sweep) print_reindex_human(*sweep);
   });
 }

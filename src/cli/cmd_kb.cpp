@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/interrupt.h"
 #include "wire/requests.h"
 
 namespace quarry::cli {
@@ -59,7 +60,7 @@ void print_kb_human(const KbInfo& k) {
 
 }  // namespace
 
-void add_kb_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
+void add_kb_commands(CLI::App& app, Globals& g, int& exit_code) {
   auto* kb =
       app.add_subcommand("kb", "Create, list, describe, configure and delete knowledge bases");
   kb->require_subcommand(1);
@@ -236,8 +237,37 @@ void add_kb_commands(CLI::App& app, Globals& g, int& /*exit_code*/) {
   migrate->add_option("--to", ma->to, "Target store id (embedded, chroma, ...)")->required();
   migrate->add_option("--settings", ma->settings,
                       "The target store's settings as JSON, or @file (see docs/stores.md)");
-  migrate->callback([&g, ma] {
-    auto r = open_engine(g)->migrate_store(ma->name, ma->to, read_arg_or_file(ma->settings));
+  migrate->callback([&g, ma, &exit_code] {
+    auto engine = open_engine(g);
+    const std::string settings = read_arg_or_file(ma->settings);
+    StoreMigrationOptions o;
+    ProgressBar bar;
+    if (!g.json && stderr_is_tty())
+      o.progress = [&bar](std::int64_t done, std::int64_t total) {
+        bar.draw("copying vectors ", static_cast<std::size_t>(done),
+                 static_cast<std::size_t>(total), "documents");
+      };
+    // Ctrl-C or SIGTERM: the copy stops after the page in hand and the target is emptied; the
+    // KB never switched, so there is nothing to undo and the next run starts over.
+    Interruption interruption;
+    o.cancel = interruption.flag();
+    StoreMigrationReport r;
+    try {
+      r = engine->migrate_store(ma->name, ma->to, settings, o);
+    } catch (const Error& e) {
+      bar.clear();
+      if (e.code() != Code::cancelled || !interruption.requested()) throw;
+      if (g.json)
+        print_json({{"kb", ma->name},
+                    {"cancelled", true},
+                    {"signal", interruption.name()},
+                    {"message", e.message()}});
+      else
+        std::cout << interruption.name() << ": " << e.message() << "\n";
+      exit_code = interruption.exit_status();
+      return;
+    }
+    bar.clear();
     if (g.json) {
       print_json({{"kb", r.kb},
                   {"from", r.from_store},

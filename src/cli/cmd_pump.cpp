@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/interrupt.h"
 #include "quarry/pump.h"
 #include "quarry/util.h"
 #include "wire/pump_json.h"
@@ -88,9 +89,15 @@ void add_pump_commands(CLI::App& app, Globals& g, int& exit_code) {
   auto* run = pump->add_subcommand("run", "Run a use case now: embed what its app says is pending");
   run->add_option("name", *run_name, "The use case")->required();
   run->callback([&g, run_name, &exit_code] {
-    auto r = open_pump(g)->run(*run_name);
+    auto pump = open_pump(g);
+    // Ctrl-C or SIGTERM: the batch in hand is handed back whole, then the run stops.
+    Interruption interruption;
+    auto r = pump->run(*run_name, interruption.flag());
+    const bool stopped = interruption.requested() && r.status == "ok" && !r.drained;
     if (g.json) {
-      print_json(wire::to_json(r));
+      json j = wire::to_json(r);
+      if (stopped) j["cancelled"] = true;
+      print_json(j);
     } else if (r.status == "already_running") {
       std::cout << *run_name << " is already running; this trigger is queued for after it\n";
     } else {
@@ -98,9 +105,16 @@ void add_pump_commands(CLI::App& app, Globals& g, int& exit_code) {
                 << " chunks) embedded in " << r.batches << " batch" << (r.batches == 1 ? "" : "es")
                 << ", " << r.failed << " failed, " << r.skipped << " skipped";
       if (r.blocked > 0) std::cout << ", blocked by " << r.blocked << " unembeddable rows";
-      std::cout << (r.drained ? "" : "; more pending (the 20-batch cap): run again") << "\n";
+      if (stopped)
+        std::cout << "\n"
+                  << interruption.name()
+                  << ": the batches above are handed back; run `quarry pump run " << *run_name
+                  << "` again to carry on (`quarry serve` also does)\n";
+      else
+        std::cout << (r.drained ? "" : "; more pending (the 20-batch cap): run again") << "\n";
     }
     if (r.status == "already_running") exit_code = exit_status(Code::busy);
+    if (stopped) exit_code = interruption.exit_status();
   });
 
   auto event_name = std::make_shared<std::string>();

@@ -1,25 +1,14 @@
 // quarry reindex [--kb NAME]: reconcile and embed everything pending (SPEC §7), with progress
-// (documents done/total, rate, ETA). Ctrl-C stops it cleanly; the next run resumes.
-#include <csignal>
+// (documents done/total, rate, ETA). Ctrl-C or SIGTERM stops it cleanly; the next run resumes.
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/interrupt.h"
 
 namespace quarry::cli {
 using nlohmann::json;
 
-namespace {
-
-std::atomic<bool> g_cancel{false};
-
-extern "C" void on_sigint(int) {
-  g_cancel.store(true);
-}
-
-}  // namespace
-
-ReindexReport run_reindex(Engine& engine, const std::string& kb, bool json_out, int workers,
-                          double duty) {
+Sweep run_reindex(Engine& engine, const std::string& kb, bool json_out, int workers, double duty) {
   ReindexOptions o;
   o.foreground_duty = duty;
   ProgressBar bar;
@@ -31,22 +20,18 @@ ReindexReport run_reindex(Engine& engine, const std::string& kb, bool json_out, 
       bar.draw("embedding " + p.kb + " ", static_cast<std::size_t>(p.done),
                static_cast<std::size_t>(p.total), rate);
     };
-  g_cancel.store(false);
-  o.cancel = &g_cancel;
   o.workers = workers;
-  auto previous = std::signal(SIGINT, on_sigint);
-  ReindexReport r;
-  try {
-    r = engine.reindex(kb, o);
-  } catch (...) {
-    std::signal(SIGINT, previous);
-    throw;
-  }
-  std::signal(SIGINT, previous);
-  return r;
+  Interruption interruption;
+  o.cancel = interruption.flag();
+  Sweep s;
+  s.report = engine.reindex(kb, o);
+  bar.clear();
+  if (s.report.cancelled) s.stop_signal = interruption.signal();
+  return s;
 }
 
-void print_reindex_human(const ReindexReport& r) {
+void print_reindex_human(const Sweep& s) {
+  const ReindexReport& r = s.report;
   if (r.target_revision.empty()) {
     std::cout << r.kb << ": no embedder configured; keyword and grep only\n";
     return;
@@ -58,14 +43,17 @@ void print_reindex_human(const ReindexReport& r) {
   if (r.orphans) std::cout << ", " << r.orphans << " deleted documents' vectors dropped";
   std::cout << "  (" << static_cast<long>(r.took_ms) << " ms)\n";
   if (r.cut_over) std::cout << "  revision " << r.serving_revision << " now serves\n";
-  if (r.cancelled) std::cout << "  cancelled: run `quarry reindex` again to resume\n";
+  if (r.cancelled)
+    std::cout << "  " << (s.stop_signal == SIGTERM ? "terminated" : "interrupted")
+              << ": the documents above are committed; run `quarry reindex` again to resume\n";
   if (!r.error_code.empty())
     std::cout << "  stopped: [" << r.error_code << "] " << r.error_message
               << "\n  the pending work is kept; run `quarry reindex` again later\n";
 }
 
-int reindex_exit_status(const ReindexReport& r) {
-  if (r.cancelled) return exit_status(Code::cancelled);
+int reindex_exit_status(const Sweep& s) {
+  const ReindexReport& r = s.report;
+  if (r.cancelled) return s.stop_signal ? 128 + s.stop_signal : exit_status(Code::cancelled);
   if (!r.error_code.empty()) return exit_status(code_from_name(r.error_code));
   return 0;
 }
@@ -94,14 +82,15 @@ void add_reindex_command(CLI::App& app, Globals& g, int& exit_code) {
     else
       for (const auto& k : engine->list_kbs()) kbs.push_back(k.name);
     json all = json::array();
+    Interruption interruption;  // one for every KB's sweep: a signal between two stops both
     for (const auto& kb : kbs) {
-      auto r = run_reindex(*engine, kb, g.json, a->workers, a->duty);
+      auto s = run_reindex(*engine, kb, g.json, a->workers, a->duty);
       if (g.json)
-        all.push_back(to_json(r));
+        all.push_back(to_json(s.report));
       else
-        print_reindex_human(r);
-      if (int st = reindex_exit_status(r)) exit_code = st;
-      if (r.cancelled) break;
+        print_reindex_human(s);
+      if (int st = reindex_exit_status(s)) exit_code = st;
+      if (s.report.cancelled) break;
     }
     if (g.json) print_json({{"reindex", all}});
   });

@@ -25,14 +25,18 @@ void add_embed_command(CLI::App& app, Globals& g, int& exit_code);    // cmd_emb
 void add_completion_command(CLI::App& app, Globals& g, int& exit_code);  // cmd_completion.cpp
 
 // The vector sweep shared by `reindex` and `ingest --wait` (cmd_reindex.cpp): progress bar on
-// a terminal, Ctrl-C cancels cleanly.
+// a terminal, Ctrl-C or SIGTERM cancels cleanly (cli/interrupt.h): exit 130 or 143.
 // `duty`: the sweep's share of the time while searches run on the same data directory (a
 // server beside this command); it never rests otherwise.
 inline constexpr double kCliIndexDuty = 0.25;
-ReindexReport run_reindex(Engine& engine, const std::string& kb, bool json_out, int workers = 0,
-                          double duty = kCliIndexDuty);
-void print_reindex_human(const ReindexReport& r);
-int reindex_exit_status(const ReindexReport& r);
+struct Sweep {
+  ReindexReport report;
+  int stop_signal = 0;  // SIGINT or SIGTERM when one cancelled it
+};
+Sweep run_reindex(Engine& engine, const std::string& kb, bool json_out, int workers = 0,
+                  double duty = kCliIndexDuty);
+void print_reindex_human(const Sweep& s);
+int reindex_exit_status(const Sweep& s);
 
 // Reads a value given as literal text, "@path" (a file) or "-" (stdin).
 std::string read_arg_or_file(const std::string& v);

@@ -34,7 +34,14 @@ void ProgressBar::draw(const std::string& prefix, std::size_t done, std::size_t 
   const std::size_t filled = total ? std::min(width, width * done / total) : width;
   std::cerr << "\r" << prefix << "[" << std::string(filled, '#') << std::string(width - filled, '.')
             << "] " << done << "/" << total << " " << suffix << "\033[K" << std::flush;
-  if (done == total) std::cerr << "\r\033[K" << std::flush;
+  drawn_ = true;
+  if (done == total) clear();
+}
+
+void ProgressBar::clear() {
+  if (!drawn_) return;
+  std::cerr << "\r\033[K" << std::flush;
+  drawn_ = false;
 }
 
 void print_vectors_human(const KbInfo& k) {

@@ -34,9 +34,13 @@ class ProgressBar {
  public:
   void draw(const std::string& prefix, std::size_t done, std::size_t total,
             const std::string& suffix);
+  // Erases the bar (if one is drawn) before a line goes to stdout on the same terminal; the
+  // next draw puts it back.
+  void clear();
 
  private:
   std::chrono::steady_clock::time_point last_{};
+  bool drawn_ = false;
 };
 
 using wire::to_json;

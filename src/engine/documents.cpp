@@ -53,13 +53,20 @@ IngestReport EngineImpl::ingest_path(const std::string& name, const std::string&
   IngestReport report;
   std::int64_t batch_chunks = 0;
   for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (opts.cancel && opts.cancel->load()) {
+      report.cancelled = true;
+      report.not_reached = entries.size() - i;
+      break;
+    }
     const auto& e = entries[i];
     if (opts.progress) opts.progress(IngestProgress{i, entries.size(), e.relative});
     IngestItem item = ingest_entry(kb, chunking, e, opts, &batch_chunks, &report.bytes);
     tally(report, item);
+    if (opts.on_item) opts.on_item(item);
     report.items.push_back(std::move(item));
   }
-  if (opts.progress) opts.progress(IngestProgress{entries.size(), entries.size(), ""});
+  if (opts.progress && !report.cancelled)
+    opts.progress(IngestProgress{entries.size(), entries.size(), ""});
   report.took_ms = ms_since(t0);
   return report;
 }

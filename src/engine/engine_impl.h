@@ -55,7 +55,8 @@ class EngineImpl final : public Engine {
                               bool cutover_immediate) override;
   void delete_kb(const std::string& name) override;
   StoreMigrationReport migrate_store(const std::string& kb, const std::string& store_id,
-                                     const std::string& store_settings_json) override;
+                                     const std::string& store_settings_json,
+                                     const StoreMigrationOptions& options) override;
 
   // documents.cpp
   IngestReport ingest_path(const std::string& kb, const std::string& path,

@@ -188,7 +188,8 @@ void EngineImpl::delete_kb(const std::string& name) {
 }
 
 StoreMigrationReport EngineImpl::migrate_store(const std::string& name, const std::string& store_id,
-                                               const std::string& store_settings_json) {
+                                               const std::string& store_settings_json,
+                                               const StoreMigrationOptions& options) {
   catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
   const Kb kb = resolve(name);
   // The new store's settings replace the old store's (they are per store).
@@ -202,7 +203,7 @@ StoreMigrationReport EngineImpl::migrate_store(const std::string& name, const st
   cfg["store"]["settings"] = settings;
   KbConfig target = core::kb_config_from_json(cfg);
   return lifecycle::migrate_store(*vectors_, *cat_, embed_cache(), kb.ref, kb.config, target,
-                                  audit("kb.migrate_store", name, name));
+                                  audit("kb.migrate_store", name, name), options);
 }
 
 KbInfo EngineImpl::info(const catalog::KbRow& row) {

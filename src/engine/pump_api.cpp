@@ -71,7 +71,9 @@ class PumpImpl final : public Pump {
     return out;
   }
 
-  PumpRunResult run(const std::string& use_case) override { return pump_.run(use_case); }
+  PumpRunResult run(const std::string& use_case, const std::atomic<bool>* stop) override {
+    return pump_.run(use_case, stop);
+  }
 
   std::vector<std::string> event(const std::string& name) override { return pump_.event(name); }
 

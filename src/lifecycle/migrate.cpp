@@ -24,7 +24,8 @@ using nlohmann::json;
 StoreMigrationReport migrate_store(Vectors& vectors, catalog::Catalog& cat,
                                    catalog::EmbedCache& cache, const catalog::KbRef& ref,
                                    const KbConfig& current, const KbConfig& target,
-                                   const catalog::AuditEntry& audit) {
+                                   const catalog::AuditEntry& audit,
+                                   const StoreMigrationOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::string& kb = ref.name;
   if (cat.revisions().in_state(ref, "building"))
@@ -59,9 +60,19 @@ StoreMigrationReport migrate_store(Vectors& vectors, catalog::Catalog& cat,
   dst.store->delete_kb(kb);  // what an earlier, interrupted attempt left
   std::int64_t missing = 0;
   std::string cursor;
+  const std::int64_t total = options.progress ? cat.documents().count_matching(ref, Filter{}) : 0;
+  std::int64_t seen = 0;
   while (true) {
+    if (options.cancel && options.cancel->load())
+      abandon(*dst.store, kb,
+              Error(Code::cancelled,
+                    "stopped before the switch after copying " + std::to_string(r.chunks) +
+                        " vectors; nothing changed: '" + kb + "' still uses " + r.from_store +
+                        " (run the same command again to start the copy over)",
+                    {{"kb", kb}}));
     auto docs = cat.documents().list(ref, cursor, 200);
     if (docs.empty()) break;
+    seen += static_cast<std::int64_t>(docs.size());
     cursor = docs.back().id;
     std::vector<store::DocumentVectors> page;
     for (const auto& d : docs) {
@@ -97,6 +108,7 @@ StoreMigrationReport migrate_store(Vectors& vectors, catalog::Catalog& cat,
     } catch (const Error& e) {
       abandon(*dst.store, kb, e);
     }
+    if (options.progress) options.progress(seen, total);
   }
   if (missing > 0)
     abandon(*dst.store, kb,

@@ -19,6 +19,7 @@ namespace quarry::lifecycle {
 StoreMigrationReport migrate_store(Vectors& vectors, catalog::Catalog& cat,
                                    catalog::EmbedCache& cache, const catalog::KbRef& kb,
                                    const KbConfig& current, const KbConfig& target,
-                                   const catalog::AuditEntry& audit);
+                                   const catalog::AuditEntry& audit,
+                                   const StoreMigrationOptions& options = {});
 
 }  // namespace quarry::lifecycle

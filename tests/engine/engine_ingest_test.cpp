@@ -349,6 +349,33 @@ TEST_F(DirectoryIngestTest, ProgressIsReported) {
   EXPECT_EQ(seen.back().total, 4u);
 }
 
+// Ctrl-C during `quarry ingest DIR` (the CLI sets `cancel`): each file's outcome is reported as
+// it is committed, the walk stops after the document in hand, and ingesting again resumes.
+TEST_F(DirectoryIngestTest, CancelStopsAfterTheDocumentInHandAndAgainResumes) {
+  std::atomic<bool> cancel{false};
+  std::vector<std::string> reported;
+  IngestOptions o;
+  o.cancel = &cancel;
+  o.on_item = [&](const IngestItem& i) {
+    reported.push_back(i.path + " " + i.status);
+    if (reported.size() == 2) cancel.store(true);  // as the signal handler does
+  };
+  auto r = engine->ingest_path("k", root.string(), o);
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_EQ(r.not_reached, 2u);
+  EXPECT_EQ(reported, (std::vector<std::string>{"a.md added", "notes/b.md added"}));
+  EXPECT_EQ(paths_of(r), (std::vector<std::string>{"a.md", "notes/b.md"}));
+  EXPECT_EQ(engine->list_documents("k", "", 100).documents.size(), 2u) << "exactly what it said";
+  EXPECT_EQ(hit_docs("k", "badger").size(), 1u);
+  EXPECT_TRUE(hit_docs("k", "dingo").empty());
+
+  auto again = ingest();
+  EXPECT_FALSE(again.cancelled);
+  EXPECT_EQ(again.unchanged, 2);
+  EXPECT_EQ(again.added, 2);
+  EXPECT_EQ(engine->list_documents("k", "", 100).documents.size(), 4u);
+}
+
 TEST_F(DirectoryIngestTest, MissingPathIsNotFound) {
   EXPECT_EQ(code_of([&] { engine->ingest_path("k", (dir / "nope").string(), {}); }),
             Code::not_found);

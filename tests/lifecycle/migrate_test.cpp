@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/engine_fixture.h"
+#include "numbered.h"
 #include "store/vector_store.h"
 
 namespace quarry::lifecycle::testing_support {
@@ -112,6 +113,56 @@ TEST_F(MigrateStore, RefusesWhatItCannotDoWithoutChangingAnything) {
   }
   EXPECT_EQ(engine->describe_kb("k").config.store.id, "embedded");
   EXPECT_EQ(engine->describe_kb("k").vectors.stored, engine->describe_kb("k").chunks);
+  EXPECT_EQ(top_vector_hit("molten lava"), b);
+}
+
+// Ctrl-C during `kb migrate-store` (the CLI sets `cancel`): the copy stops after the page in
+// hand, the target is emptied of what was copied, the KB still serves from where it was, and
+// running it again completes the move.
+TEST_F(MigrateStore, CancelledAfterAPageLeavesTheKbAsItWasAndTheNextRunCompletes) {
+  for (int i = 0; i < 450; ++i)  // three pages of 200 documents
+    engine->ingest_bytes("k", quarry::testing::numbered("n", i) + ".md",
+                         "Note " + std::to_string(i) + " on rivers and stones.\n", {});
+  ASSERT_EQ(engine->reindex("k", {}).pending, 0);
+  engine->migrate_store("k", "memory", "{}");
+  const auto before = engine->describe_kb("k");
+  ASSERT_EQ(before.config.store.id, "memory");
+
+  std::atomic<bool> cancel{false};
+  std::vector<std::int64_t> pages;
+  StoreMigrationOptions o;
+  o.cancel = &cancel;
+  o.progress = [&](std::int64_t done, std::int64_t total) {
+    pages.push_back(done);
+    EXPECT_EQ(total, 452);
+    cancel.store(true);  // as the signal handler does, between two pages
+  };
+  try {
+    engine->migrate_store("k", "embedded", "{}", o);
+    ADD_FAILURE() << "a cancelled migration completed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::cancelled);
+    EXPECT_NE(e.message().find("nothing changed"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("run the same command again"), std::string::npos) << e.message();
+  }
+  EXPECT_EQ(pages, std::vector<std::int64_t>{200}) << "stopped after the first page";
+  const auto after = engine->describe_kb("k");
+  EXPECT_EQ(after.config.store.id, "memory");
+  EXPECT_EQ(after.vectors.stored, before.vectors.stored);
+  EXPECT_EQ(after.vectors.ready, 452);
+  EXPECT_EQ(top_vector_hit("molten lava"), b);
+  auto target = store::make_embedded_store(json::object(), store::StoreContext{canonical_data, {}});
+  EXPECT_EQ(target->count(store::Scope{"k", before.vectors.serving_revision, 64}), 0)
+      << "the target keeps nothing of a stopped copy";
+
+  std::vector<std::int64_t> resumed;
+  StoreMigrationOptions again;
+  again.progress = [&](std::int64_t done, std::int64_t) { resumed.push_back(done); };
+  auto r = engine->migrate_store("k", "embedded", "{}", again);
+  EXPECT_EQ(resumed, (std::vector<std::int64_t>{200, 400, 452}));
+  EXPECT_EQ(r.documents, 452);
+  EXPECT_EQ(r.chunks, before.chunks);
+  EXPECT_EQ(engine->describe_kb("k").config.store.id, "embedded");
   EXPECT_EQ(top_vector_hit("molten lava"), b);
 }
 
