@@ -181,6 +181,9 @@ struct SearchResponse {
   // Hybrid: each mode's own list (best first, top_k), labelled, besides the fused hits.
   std::vector<std::pair<std::string, std::vector<Hit>>> per_mode;
   IndexStatus index_status;
+  // Whether the KB has an embedder: without one, index_status.vector is not_built for good,
+  // and the CLI's text output leaves it out (the JSON keeps the field for every KB).
+  bool has_embedder = false;
   double took_ms = 0;
 };
 

@@ -59,9 +59,10 @@ void print_search_human(const SearchResponse& r, bool mode_given) {
     if (h.subject) std::cout << "  subject " << h.subject->key << "=" << h.subject->value;
     std::cout << "\n";
   }
-  std::printf("(%zu hits, %s mode, keyword index %s, vector index %s, %.2f ms)\n", r.hits.size(),
-              mode_name(r.mode), r.index_status.keyword.c_str(), r.index_status.vector.c_str(),
-              r.took_ms);
+  std::printf("(%zu hits, %s mode, keyword index %s", r.hits.size(), mode_name(r.mode),
+              r.index_status.keyword.c_str());
+  if (r.has_embedder) std::printf(", vector index %s", r.index_status.vector.c_str());
+  std::printf(", %.2f ms)\n", r.took_ms);
 }
 
 // Reads a filter given as JSON text, @file or - into the request object (text that is not a

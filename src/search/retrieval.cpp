@@ -170,7 +170,8 @@ SearchResponse search(const SearchRequest& r, const KbScope& kb) {
   }
   resp.mode = mode;
   resp.index_status.keyword = kb.cat.documents().any(kb.ref, filter) ? "ready" : "not_built";
-  if (!config.embedder.provider.empty()) resp.index_status.vector = kb.vectors.status(filter);
+  resp.has_embedder = !config.embedder.provider.empty();
+  if (resp.has_embedder) resp.index_status.vector = kb.vectors.status(filter);
   return resp;
 }
 
