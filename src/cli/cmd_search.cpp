@@ -263,15 +263,18 @@ void add_search_commands(CLI::App& app, Globals& g, int& exit_code) {
                   << " matching lines; raise --max-matches)\n";
       return;
     }
-    std::string last_doc;
+    // With context, "--" separates groups as in GNU grep: between them, not after the last.
+    const bool context = req.before_context || req.after_context;
+    bool first = true;
     for (const auto& m : r.matches) {
+      if (context && !first) std::cout << "--\n";
+      first = false;
       for (const auto& l : m.before)
         std::cout << m.filename << "-" << l.line << "-" << l.text << "\n";
       std::cout << m.filename << ":" << m.line << ":" << highlight_ranges(m.text, m.ranges, color)
                 << "\n";
       for (const auto& l : m.after)
         std::cout << m.filename << "-" << l.line << "-" << l.text << "\n";
-      if (req.before_context || req.after_context) std::cout << "--\n";
     }
     if (r.truncated)
       std::cerr << "(stopped after " << r.matches.size()

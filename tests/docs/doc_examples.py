@@ -2,7 +2,7 @@
 """Runs the shell examples of a docs page against the real binary and compares what they print
 with what the page shows, so that a page cannot drift from the program.
 
-Conventions a page follows (docs/contributing-docs.md has them for writers):
+Conventions a page follows (this header is the guide for whoever writes a page):
 
   ```sh                 run, in page order, each block in its own `bash -e -o pipefail`, in one
                         shared scratch home (HOME, the working directory; the default data
@@ -19,7 +19,7 @@ Conventions a page follows (docs/contributing-docs.md has them for writers):
                         `...` inside a line any text.
 
 Usage: doc_examples.py --binary build/quarry --page docs/getting-started.md
-                       [--fixtures tests/docs/fixtures/home] [--keep]
+                       [--fixtures tests/docs/fixtures/home] [--setup SCRIPT] [--keep]
 Exit status 0: every block ran as shown; 1: a block failed or its output differs (printed).
 """
 import argparse
@@ -177,6 +177,9 @@ def main():
     ap.add_argument("--binary", required=True)
     ap.add_argument("--page", required=True)
     ap.add_argument("--fixtures", help="copied into the scratch home first")
+    ap.add_argument("--setup", help="a bash script run in the home first: the state the page "
+                    "assumes (a KB another page made); NAME=VALUE lines it writes to "
+                    "~/.doc-env are set for every block")
     ap.add_argument("--keep", action="store_true")
     a = ap.parse_args()
 
@@ -197,6 +200,20 @@ def main():
 
     failures, ran, skipped = 0, 0, 0
     page = os.path.relpath(a.page)
+    if a.setup:
+        r = subprocess.run(["bash", "-e", "-o", "pipefail", os.path.abspath(a.setup)], cwd=home, env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+        if r.returncode != 0:
+            print(f"FAIL setup {a.setup} exited {r.returncode}:\n" + r.stdout.decode())
+            return 1
+        # Variables the page tells the reader to set (QUARRY_TOKEN=...): NAME=VALUE lines the
+        # setup wrote to ~/.doc-env.
+        doc_env = os.path.join(home, ".doc-env")
+        if os.path.exists(doc_env):
+            for line in open(doc_env, encoding="utf-8").read().splitlines():
+                if "=" in line:
+                    k, v = line.split("=", 1)
+                    env[k] = v
     for b in parse(a.page):
         if b.lang != "sh":
             continue
