@@ -10,7 +10,8 @@ Conventions a page follows (this header is the guide for whoever writes a page):
   ```sh exit=N          the block is expected to end with exit status N (default 0).
   ```sh serve           the first line starts a server (`quarry serve ...`): it runs in the
                         background until the block's other lines have run; 7720 in the block is
-                        replaced by a free port, and the runner waits for the port to answer.
+                        replaced by a free port, the runner waits for the port to answer, and
+                        QUARRY_URL is the server's address for the block's other lines.
   ```sh no-run REASON   shown, not run (a synopsis, or what cannot run here, e.g. `make run`);
                         the reason is required and printed in the test's log.
   ```  ```json  ```output   directly after a run block (blank lines only between): what it
@@ -19,7 +20,8 @@ Conventions a page follows (this header is the guide for whoever writes a page):
                         `...` inside a line any text.
 
 Usage: doc_examples.py --binary build/quarry --page docs/getting-started.md
-                       [--fixtures tests/docs/fixtures/home] [--setup SCRIPT] [--keep]
+                       [--fixtures tests/docs/fixtures/home] [--setup SCRIPT]
+                       [--teardown SCRIPT] [--keep]
 Exit status 0: every block ran as shown; 1: a block failed or its output differs (printed).
 """
 import argparse
@@ -31,6 +33,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+
+SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 class Block:
@@ -92,7 +97,8 @@ TOOK = re.compile(r'("(took_ms|rested_ms)": )-?\d+(\.\d+)?')
 
 def normalise(text, home):
     out = []
-    for line in text.replace(home, "~").split("\n"):
+    # The scratch home, and the /home/me a page writes for the reader's home.
+    for line in text.replace(home, "~").replace("/home/me", "~").split("\n"):
         line = ULID.sub("<id>", line)
         line = UUID.sub("<uuid>", line)
         line = TIME.sub("<time>", line)
@@ -162,6 +168,7 @@ def run_block(block, env, home):
             server.kill()
             return 1, "the server did not come up: " + lines[0]
         text = "\n".join(lines[1:]) + "\n"
+        env = dict(env, QUARRY_URL="http://127.0.0.1:" + port)
     try:
         r = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", text], cwd=home, env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
@@ -180,6 +187,8 @@ def main():
     ap.add_argument("--setup", help="a bash script run in the home first: the state the page "
                     "assumes (a KB another page made); NAME=VALUE lines it writes to "
                     "~/.doc-env are set for every block")
+    ap.add_argument("--teardown", help="a bash script run in the home at the end, pass or fail "
+                    "(stops what the setup started)")
     ap.add_argument("--keep", action="store_true")
     a = ap.parse_args()
 
@@ -198,10 +207,24 @@ def main():
     if os.path.isdir(models):
         env["QUARRY_MODELS_DIR"] = models
 
+    try:
+        return run_page(a, home, env)
+    finally:
+        if a.teardown:
+            subprocess.run(["bash", os.path.abspath(a.teardown)], cwd=home,
+                           env=dict(env, QUARRY_SOURCE_DIR=SOURCE_DIR), timeout=120)
+        if a.keep:
+            print("kept", tmp)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run_page(a, home, env):
     failures, ran, skipped = 0, 0, 0
     page = os.path.relpath(a.page)
     if a.setup:
-        r = subprocess.run(["bash", "-e", "-o", "pipefail", os.path.abspath(a.setup)], cwd=home, env=env,
+        r = subprocess.run(["bash", "-e", "-o", "pipefail", os.path.abspath(a.setup)], cwd=home,
+                           env=dict(env, QUARRY_SOURCE_DIR=SOURCE_DIR),
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
         if r.returncode != 0:
             print(f"FAIL setup {a.setup} exited {r.returncode}:\n" + r.stdout.decode())
@@ -245,10 +268,6 @@ def main():
         else:
             print(f"ok {where}")
     print(f"{page}: {ran} blocks run, {skipped} not run, {failures} failed")
-    if a.keep:
-        print("kept", tmp)
-    else:
-        shutil.rmtree(tmp, ignore_errors=True)
     return 1 if failures else 0
 
 
