@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "quarry/error.h"
 #include "quarry/settings.h"
 #include "quarry/tokenizer.h"
 
@@ -27,6 +28,10 @@ struct ModelTokenizer {
 struct ProviderAvailability {
   bool ok = true;
   std::string reason;  // when !ok: what is wrong and what to do, e.g. "model file ... missing"
+  // when !ok: the code a caller that must fail reports (`quarry embed`): a missing model is
+  // engine_unavailable, a missing or undecryptable API key unauthorized, an exposed secret key
+  // file forbidden.
+  Code code = Code::engine_unavailable;
 };
 
 // Implementations are thread-safe: the indexer's workers and the pump call one provider from

@@ -167,7 +167,11 @@ void add_kb_commands(CLI::App& app, Globals& g, int& exit_code) {
     for (const auto& p : *pairs) {
       auto eq = p.find('=');
       if (eq == std::string::npos || eq == 0)
-        throw Error(Code::invalid_argument, "setting '" + p + "' is not key=value", {{"field", p}});
+        throw Error(Code::invalid_argument,
+                    "setting '" + p + "' is not key=value: write it as `quarry kb set " +
+                        *set_name + " " + (eq == 0 ? std::string("KEY") : p) +
+                        "=VALUE` (VALUE null resets it to the default)",
+                    {{"field", p}});
       settings.emplace_back(p.substr(0, eq), p.substr(eq + 1));
     }
     const wire::KbChange c = wire::decode_kb_change(settings, *cutover);

@@ -15,6 +15,11 @@ namespace {
   throw Error(Code::invalid_argument, "config field '" + field + "': " + msg, {{"field", field}});
 }
 
+// The settings and their meanings are in one page; an unknown key points there.
+[[noreturn]] void unknown_key(const std::string& field, const std::string& known) {
+  bad(field, "unknown key (known: " + known + "; docs/configuration.md describes each)");
+}
+
 void expect_object(const json& j, const std::string& field) {
   if (!j.is_object()) bad(field, "must be a JSON object");
 }
@@ -67,7 +72,7 @@ void apply_chunking(const json& j, ChunkingConfig& c) {
       else
         c.overlap_tokens = get_int(v, f, 0, 4095);
     } else {
-      bad(f, "unknown key (known: profile, max_tokens, overlap_tokens)");
+      unknown_key(f, "profile, max_tokens, overlap_tokens");
     }
   }
 }
@@ -85,7 +90,7 @@ void apply_subjects(const json& j, SubjectConfig& c) {
       c.rule = get_string(v, f);
       if (c.rule != "exactly_one") bad(f, "must be exactly_one");
     } else {
-      bad(f, "unknown key (known: keys, rule)");
+      unknown_key(f, "keys, rule");
     }
   }
 }
@@ -103,7 +108,7 @@ void apply_limits(const json& j, LimitsConfig& c) {
     } else if (k == "max_chunks_per_call") {
       c.max_chunks_per_call = get_int(v, f, 1, 100000000);
     } else {
-      bad(f, "unknown key (known: max_upload_bytes, max_chunks_per_document, max_chunks_per_call)");
+      unknown_key(f, "max_upload_bytes, max_chunks_per_document, max_chunks_per_call");
     }
   }
 }
@@ -135,7 +140,7 @@ void apply_embedder(const json& j, EmbedderConfig& c) {
     } else if (k == "settings") {
       c.settings_json = get_settings(v, f);
     } else {
-      bad(f, "unknown key (known: provider, settings)");
+      unknown_key(f, "provider, settings");
     }
   }
   static const std::regex spec("([a-z][a-z0-9_-]{0,31})(:.{1,200})?");
@@ -161,7 +166,7 @@ void apply_store(const json& j, StoreConfig& c) {
           c.embedding_mode != "plugin" && c.embedding_mode != "auto")
         bad(f, "must be one of platform, plugin, auto");
     } else {
-      bad(f, "unknown key (known: id, settings, embedding_mode)");
+      unknown_key(f, "id, settings, embedding_mode");
     }
   }
   static const std::regex id("[a-z][a-z0-9_-]{0,31}");
@@ -185,7 +190,7 @@ void apply_hybrid(const json& j, HybridConfig& c) {
     } else if (k == "vector_weight") {
       c.vector_weight = get_number(v, f, 0, 100);
     } else {
-      bad(f, "unknown key (known: fusion, semantic_ratio, rrf_k, keyword_weight, vector_weight)");
+      unknown_key(f, "fusion, semantic_ratio, rrf_k, keyword_weight, vector_weight");
     }
   }
   if (c.keyword_weight + c.vector_weight <= 0)
@@ -251,9 +256,8 @@ KbConfig kb_config_from_json(const json& j, const KbConfig& base) {
     } else if (k == "revision") {
       c.revision = v.is_null() ? 0 : get_int(v, k, 0, 1 << 30);
     } else {
-      bad(k,
-          "unknown key (known: description, modes, chunking, subjects, limits, embedder, store, "
-          "hybrid, revision)");
+      unknown_key(
+          k, "description, modes, chunking, subjects, limits, embedder, store, hybrid, revision");
     }
   }
   // A KB that gains an embedder while still on the default modes serves the semantic modes too.

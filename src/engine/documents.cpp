@@ -98,7 +98,9 @@ IngestItem EngineImpl::ingest_entry(const Kb& kb, const chunk::Chunking& chunkin
   try {
     std::error_code ec;
     auto size = fs::file_size(e.absolute, ec);  // refuse before reading a huge file
-    if (!ec) ingest::check_upload_size(kb.config, e.relative, static_cast<std::int64_t>(size));
+    if (!ec)
+      ingest::check_upload_size(kb.config, kb.ref.name, e.relative,
+                                static_cast<std::int64_t>(size));
     std::string bytes = ingest::read_whole_file(e.absolute);
     *bytes_total += static_cast<std::int64_t>(bytes.size());
     catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);
@@ -146,7 +148,9 @@ catalog::DocumentRow EngineImpl::doc_row(const Kb& kb, const std::string& id) co
   auto row = cat_->documents().find(kb.ref, id);
   if (!row)
     throw Error(Code::not_found,
-                "document " + id + " not found in knowledge base '" + kb.ref.name + "'",
+                "document " + id + " not found in knowledge base '" + kb.ref.name +
+                    "' (ids are scoped to their KB; see `quarry docs list --kb " + kb.ref.name +
+                    "`)",
                 {{"doc_id", id}, {"kb", kb.ref.name}});
   return *row;
 }

@@ -58,7 +58,10 @@ std::string open_data_dir(const std::string& dir) {
     throw Error(Code::invalid_argument, "data directory is empty", {{"field", "data_dir"}});
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) throw Error(Code::io_error, "cannot create data directory " + dir + ": " + ec.message());
+  if (ec)
+    throw Error(Code::io_error, "cannot create data directory " + dir + ": " + ec.message() +
+                                    "; fix the path or its permissions, or choose another with "
+                                    "--data-dir (or QUARRY_HOME)");
   return fs::canonical(dir).string();
 }
 

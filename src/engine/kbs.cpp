@@ -90,7 +90,8 @@ EngineImpl::KbChange EngineImpl::decide_kb_change(
   if (after.subjects.keys != before.subjects.keys && stats.documents > 0)
     throw Error(Code::conflict,
                 "subject keys cannot change while the knowledge base has documents; create a new "
-                "knowledge base and re-ingest",
+                "knowledge base with them and ingest into it: `quarry kb create NEW --config '" +
+                    nlohmann::json{{"subjects", {{"keys", after.subjects.keys}}}}.dump() + "'`",
                 {{"field", "subjects.keys"}});
   const bool store_changed =
       after.store.id != before.store.id ||

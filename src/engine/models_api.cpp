@@ -41,7 +41,7 @@ EmbedTextsResult embed_texts(const EmbedTextsRequest& request) {
   // An endpoint the SSRF guard refuses is the caller's setting to change, not an outage.
   if (auto refused = embed::endpoint_refusal(spec, "settings")) throw *refused;
   if (auto av = p->is_available(); !av.ok)
-    throw Error(Code::engine_unavailable, "embedder " + request.embedder + ": " + av.reason,
+    throw Error(av.code, "embedder " + request.embedder + ": " + av.reason,
                 {{"embedder", request.embedder}});
   std::vector<embed::Vector> vecs;
   if (request.as_query)

@@ -104,11 +104,15 @@ void write_document(const WriteContext& ctx, catalog::DocumentRow& row, const st
 
 }  // namespace
 
-void check_upload_size(const KbConfig& config, const std::string& name, std::int64_t bytes) {
+void check_upload_size(const KbConfig& config, const std::string& kb, const std::string& name,
+                       std::int64_t bytes) {
   if (bytes > config.limits.max_upload_bytes)
     throw Error(Code::payload_too_large,
                 name + " is " + std::to_string(bytes) + " bytes; the limit is " +
-                    std::to_string(config.limits.max_upload_bytes) + " (limits.max_upload_bytes)",
+                    std::to_string(config.limits.max_upload_bytes) +
+                    " (limits.max_upload_bytes): split the file, or raise the limit with "
+                    "`quarry kb set " +
+                    kb + " limits.max_upload_bytes=" + std::to_string(bytes) + "`",
                 {{"limit", std::to_string(config.limits.max_upload_bytes)}});
 }
 
@@ -152,7 +156,7 @@ IngestItem ingest_document(const WriteContext& ctx, const KbConfig& config,
   const std::string& kb = ctx.kb.name;
   IngestItem item;
   item.path = filename;
-  check_upload_size(config, filename, static_cast<std::int64_t>(bytes.size()));
+  check_upload_size(config, kb, filename, static_cast<std::int64_t>(bytes.size()));
   const std::string source_sha = core::sha256_hex(bytes);
 
   catalog::DocumentRow row;

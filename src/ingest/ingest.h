@@ -24,7 +24,8 @@ struct WriteContext {
 };
 
 // Throws Error(payload_too_large) when `bytes` exceeds limits.max_upload_bytes.
-void check_upload_size(const KbConfig& config, const std::string& name, std::int64_t bytes);
+void check_upload_size(const KbConfig& config, const std::string& kb, const std::string& name,
+                       std::int64_t bytes);
 
 // Validates and merges metadata JSON; applies the KB's subject rule (SPEC §1). Returns the
 // canonical metadata text and sets subject key/value on `row`.

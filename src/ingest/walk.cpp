@@ -35,6 +35,16 @@ WalkEntry broken_link(const fs::path& p, const std::string& rel, const std::erro
   return {p.string(), rel, "io_error", "symbolic link cannot be resolved: " + ec.message()};
 }
 
+// A path as one shell word, for a command a message suggests.
+std::string shell_word(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                        "0123456789/._-+") == std::string::npos)
+    return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 bool selected(const std::string& rel, const std::vector<std::string>& include,
               const std::vector<std::string>& exclude) {
   for (const auto& g : exclude)
@@ -76,7 +86,11 @@ std::vector<WalkEntry> walk_directory(const std::string& root_arg,
       if (!inside(root, target)) {
         if (selected(rel, include, exclude))
           out.push_back({p.string(), rel, "forbidden",
-                         "symbolic link points outside the ingested directory; not followed"});
+                         "symbolic link points outside the ingested directory to " +
+                             target.string() +
+                             "; not followed: copy the target into the directory, or ingest it "
+                             "by its own path: `quarry ingest " +
+                             shell_word(target.string()) + " --kb KB`"});
         continue;
       }
       if (fs::is_directory(target, ec)) continue;  // never descend through links (no cycles)

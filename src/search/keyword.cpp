@@ -235,7 +235,8 @@ std::size_t char_position(std::string_view text, std::size_t at) {
               "invalid advanced query at character " + std::to_string(char_position(query, at)) +
                   ": " + what +
                   " (advanced syntax: words, \"quoted phrases\", prefix*, AND, OR, NOT, "
-                  "NEAR(a b, 5), (groups), column:word; or search without advanced syntax)",
+                  "NEAR(a b, 5), (groups), column:word, in docs/search.md; or leave out --advanced "
+                  "to search the words as typed)",
               {{"field", "query"}, {"position", std::to_string(char_position(query, at))}});
 }
 

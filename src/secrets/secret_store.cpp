@@ -253,10 +253,10 @@ std::optional<std::string> SecretStore::get(const std::string& name) const {
       !unb64(e["nonce"].get<std::string>(), nonce, sodium_base64_VARIANT_ORIGINAL) ||
       !unb64(e["ciphertext"].get<std::string>(), cipher, sodium_base64_VARIANT_ORIGINAL) ||
       nonce.size() != crypto_secretbox_NONCEBYTES || cipher.size() < crypto_secretbox_MACBYTES)
-    throw Error(
-        Code::corrupt_input,
-        "secret " + name + " is damaged in " + core::Layout{dir_}.secrets_path() + "; set it again",
-        {{"name", name}});
+    throw Error(Code::corrupt_input,
+                "secret " + name + " is damaged in " + core::Layout{dir_}.secrets_path() +
+                    "; set it again with `quarry secret set " + name + "`",
+                {{"name", name}});
   KeyHolder k;
   std::string again = "; set it again with `quarry secret set " + name + "`";
   if (!load_key(dir_, false, k.key))

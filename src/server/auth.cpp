@@ -50,7 +50,9 @@ Principal authenticate(Engine& engine, const std::string& authorization, bool al
   if (authorization.size() <= kBearer.size() ||
       !std::equal(kBearer.begin(), kBearer.end(), authorization.begin(),
                   [](char a, char b) { return std::tolower(a) == std::tolower(b); }))
-    throw Error(Code::unauthorized, "the Authorization header must be `Bearer <token>`");
+    throw Error(Code::unauthorized,
+                "the Authorization header must be `Bearer <token>` (create a token with "
+                "`quarry token create`)");
   auto info = engine.authenticate(authorization.substr(kBearer.size()));
   if (!info)
     throw Error(Code::unauthorized,

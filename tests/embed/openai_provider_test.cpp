@@ -232,6 +232,19 @@ TEST(OpenAiProvider, ClientErrorsAreNotRetried) {
   }
 }
 
+TEST(OpenAiProvider, TooLongInputNamingTheModelIsAboutTheInput) {
+  // OpenAI's own wording for an over-long input mentions the model; it is still the input's fault.
+  Harness h;
+  auto p = h.make();
+  h.server.push(Reply::status_body(
+      400,
+      R"({"error":{"message":"This model's maximum context length is 8192 tokens, however you requested 9000 tokens. Please reduce your input."}})"));
+  Error e = error_of([&] { p->embed_documents({"a"}); });
+  EXPECT_EQ(e.code(), Code::input_rejected) << e.message();
+  EXPECT_NE(e.message().find("edit the text"), std::string::npos) << e.message();
+  EXPECT_EQ(h.server.requests(), 1);
+}
+
 TEST(OpenAiProvider, MalformedBodyEchoingTheKeyIsRedacted) {
   Harness h;
   auto p = h.make();

@@ -48,7 +48,7 @@ TEST(AdvancedQuery, SaysWhereAndWhatIsWrong) {
     EXPECT_NE(r.message.find(std::string("at character ") + c.position + ": " + c.what),
               std::string::npos)
         << c.query << ": " << r.message;
-    EXPECT_NE(r.message.find("without advanced syntax"), std::string::npos) << r.message;
+    EXPECT_NE(r.message.find("leave out --advanced"), std::string::npos) << r.message;
   }
 }
 

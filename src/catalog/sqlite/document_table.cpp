@@ -142,9 +142,13 @@ std::vector<std::string> SqliteDocumentTable::remove_where(const KbRef& kb,
                                                            const core::Filter& filter,
                                                            const AuditEntry& a) {
   if (filter.empty())
-    throw Error(Code::invalid_argument,
-                "delete_where needs a non-empty filter (use `kb delete` to drop everything)",
-                {{"field", "filter"}});
+    throw Error(
+        Code::invalid_argument,
+        "a delete by filter needs a non-empty filter (name the metadata to match, e.g. --where "
+        "'{\"source\": \"a.md\"}'); to delete every document, delete the knowledge "
+        "base: `quarry kb delete " +
+            kb.name + " --yes`",
+        {{"field", "filter"}});
   Transaction tx(db_);
   SqlFilter f = compile_filter(filter, "d");
   std::vector<std::string> ids;

@@ -20,7 +20,11 @@ KbRow SqliteKbTable::create(const std::string& name, const std::string& config_j
                             const AuditEntry& a) {
   Transaction tx(db_);
   if (find(name))
-    throw Error(Code::already_exists, "knowledge base '" + name + "' already exists",
+    throw Error(Code::already_exists,
+                "knowledge base '" + name +
+                    "' already exists: pick another name, or delete it "
+                    "first with `quarry kb delete " +
+                    name + " --yes`",
                 {{"kb", name}});
   auto now = core::now_ms();
   Stmt(*stmts_, "INSERT INTO kbs(name, config, created_at, updated_at) VALUES(?, ?, ?, ?)")

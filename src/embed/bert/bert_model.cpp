@@ -52,10 +52,12 @@ namespace {
 json read_json_file(const fs::path& p, const char* what) {
   std::ifstream in(p, std::ios::binary);
   if (!in)
-    throw Error(
-        Code::not_found,
-        "the model folder has no " + p.filename().string() + " (" + what + "): " + p.string(),
-        {{"path", p.string()}});
+    throw Error(Code::not_found,
+                "the model folder has no " + p.filename().string() + " (" + what +
+                    "): " + p.string() +
+                    "; point bert: at a sentence-transformers folder with config.json, "
+                    "model.safetensors and tokenizer.json (docs/models.md)",
+                {{"path", p.string()}});
   std::stringstream ss;
   ss << in.rdbuf();
   json j = json::parse(ss.str(), nullptr, false);

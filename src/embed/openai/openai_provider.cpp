@@ -80,9 +80,10 @@ class OpenAiProvider final : public EmbeddingProvider {
       return {false, who_ + ": " + refused->message()};
     if (key_required()) {
       try {
-        if (api_key().empty()) return {false, who_ + ": no API key; " + key_hint()};
+        if (api_key().empty())
+          return {false, who_ + ": no API key; " + key_hint(), Code::unauthorized};
       } catch (const Error& e) {
-        return {false, who_ + ": " + e.message()};
+        return {false, who_ + ": " + e.message(), e.code()};
       }
     }
     return {};
@@ -197,7 +198,11 @@ class OpenAiProvider final : public EmbeddingProvider {
   static bool input_refused(const std::string& msg) {
     std::string m = msg;
     for (auto& c : m) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    for (const char* w : {"input", "token", "context length", "too long", "content"})
+    // "This model's maximum context length is N tokens ... your input is too long" names the
+    // model but is about the input; "model not found: X" is about the settings.
+    for (const char* w : {"context length", "too long", "too many tokens", "flagged"})
+      if (m.find(w) != std::string::npos) return true;
+    for (const char* w : {"input", "token", "content"})
       if (m.find(w) != std::string::npos && m.find("model") == std::string::npos) return true;
     return false;
   }
@@ -232,7 +237,7 @@ class OpenAiProvider final : public EmbeddingProvider {
     if (st >= 500 || st == 408 || st == 425)
       throw Error(Code::upstream_error,
                   who_ + " failed after " + std::to_string(o.attempts) + " attempts" + http +
-                      "; retry later",
+                      "; retry later, or check base_url",
                   d);
     // 413 and 400/422 that name the input (too long, refused content) are about this input:
     // the lifecycle tombstones the document instead of retrying it forever.
@@ -242,9 +247,13 @@ class OpenAiProvider final : public EmbeddingProvider {
                       "; lower chunking.max_tokens below the model's input limit",
                   d);
     if ((st == 400 || st == 422) && input_refused(msg))
-      throw Error(Code::input_rejected, who_ + " rejected the input" + http, d);
+      throw Error(Code::input_rejected,
+                  who_ + " rejected the input" + http +
+                      "; edit the text, or use another embedder (the document is not retried "
+                      "until its content or the embedder changes)",
+                  d);
     throw Error(Code::upstream_error,
-                who_ + " rejected the request" + http + "; check the model name and settings", d);
+                who_ + " rejected the request" + http + "; check the model name and base_url", d);
   }
 
   json parse_body(const std::string& body, const std::string& key) const {
