@@ -2,6 +2,7 @@
 // side by side with the plain SQLite FTS5 a user would write by hand (porter + unicode61,
 // title weighted 2x, the query's words OR-ed, ordered by bm25()).
 #include <chrono>
+#include <functional>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -25,8 +26,9 @@ using nlohmann::json;
 namespace quarry::bench {
 namespace {
 
-std::map<std::string, std::vector<std::string>> run_plain_fts5(const Dataset& ds) {
-  Fts5Peer peer(ds.corpus);
+std::map<std::string, std::vector<std::string>> run_plain_fts5(
+    const Dataset& ds, Fts5Peer::Tokenizer tokenizer = Fts5Peer::Tokenizer::porter_unicode61) {
+  Fts5Peer peer(ds.corpus, tokenizer);
   std::map<std::string, std::vector<std::string>> ranked;
   for (const auto& q : ds.queries) ranked[q.id] = peer.search(q.text, 100, false);
   return ranked;
@@ -40,7 +42,7 @@ std::string markdown_of(const CorpusDoc& d) {
 
 // Creates (or reuses) a KB holding the dataset's corpus; returns ingest seconds (0 if reused).
 double ensure_corpus_kb(Engine& engine, const Dataset& ds, const std::string& kb,
-                        const std::string& config) {
+                        const std::string& config, const std::function<void()>& after_create) {
   // Reuse a KB only if a previous run finished ingesting it (marker written below).
   const fs::path marker = fs::path(engine.data_dir()) / (kb + ".complete");
   if (fs::exists(marker))
@@ -49,6 +51,7 @@ double ensure_corpus_kb(Engine& engine, const Dataset& ds, const std::string& kb
   for (const auto& k : engine.list_kbs())
     if (k.name == kb) engine.delete_kb(kb);
   engine.create_kb(kb, config);
+  if (after_create) after_create();
   auto t0 = std::chrono::steady_clock::now();
   IngestOptions o;
   int failed = 0;
@@ -100,6 +103,16 @@ int run_eval(const Args& args) {
   auto engine = Engine::open({data_dir, "bench", "library", 60000});
   std::string kb = "eval-" + profile;
   json cfg = {{"chunking", {{"profile", profile}}}};
+  // The keyword index's settings (docs/configuration.md); "legacy" builds the index every KB
+  // had before them (spaces-only splitting), for comparisons on one corpus.
+  const std::string segmenter = args.get("segmenter", "icu");
+  const std::string diacritics = args.get("diacritics", "fold");
+  if (segmenter != "legacy") {
+    cfg["keyword"] = {{"segmenter", segmenter}, {"diacritics", diacritics}};
+    if (segmenter != "icu" || diacritics != "fold") kb += "-" + segmenter + "-" + diacritics;
+  } else {
+    kb += "-legacy";
+  }
   if (!embedder.empty()) {
     std::string tag = embedder;
     for (auto& c : tag)
@@ -109,7 +122,18 @@ int run_eval(const Args& args) {
   } else if (mode != "keyword") {
     throw std::runtime_error("--mode " + mode + " needs --embedder (e.g. static:glove-100d)");
   }
-  double ingest_s = ensure_corpus_kb(*engine, ds, kb, cfg.dump());
+  // "legacy": a KB as made before the keyword settings, whose stored config has no `keyword`
+  // section (its index is rebuilt with the old tokenizer before anything is ingested).
+  auto make_legacy = [&] {
+    auto c = catalog::Catalog::open(core::Layout{data_dir}.catalog_path());
+    const catalog::KbRow row = c->kbs().get(kb);
+    json stored = json::parse(row.config_json);
+    stored.erase("keyword");
+    c->kbs().update_config(row.ref(), stored.dump(), {"bench", "library", "kb.update", kb, kb});
+  };
+  const double ingest_s = ensure_corpus_kb(*engine, ds, kb, cfg.dump(),
+                                           segmenter == "legacy" ? make_legacy
+                                                                 : std::function<void()>{});
 
   search::KeywordParams params;
   params.snippets = false;  // quality only; latency is measured by `perf` with snippets
@@ -170,7 +194,10 @@ int run_eval(const Args& args) {
       rows.push_back(std::move(row));
     }
   }
-  Metrics peer = args.kv.count("no-peer") ? Metrics{} : evaluate(ds, run_plain_fts5(ds));
+  const bool peers = !args.kv.count("no-peer");
+  Metrics peer = peers ? evaluate(ds, run_plain_fts5(ds)) : Metrics{};
+  Metrics trigram =
+      peers ? evaluate(ds, run_plain_fts5(ds, Fts5Peer::Tokenizer::trigram)) : Metrics{};
 
   std::printf("dataset %s (%zu docs, %zu queries), profile %s, k1 %.2f b %.2f w_title %.2f\n",
               ds.name.c_str(), ds.corpus.size(), ds.queries.size(), profile.c_str(), params.bm25.k1,
@@ -183,8 +210,10 @@ int run_eval(const Args& args) {
     std::printf("| %s | %.4f | %.4f | %.4f | %.2f |\n", row.label.c_str(), m.ndcg10, m.recall100,
                 m.mrr10, percentile(row.lat, 50));
   }
-  std::printf("| plain FTS5 (porter, title 2x) | %.4f | %.4f | %.4f | |\n", peer.ndcg10,
-              peer.recall100, peer.mrr10);
+  std::printf("| plain FTS5 (porter unicode61, title 2x) | %.4f | %.4f | %.4f | |\n",
+              peer.ndcg10, peer.recall100, peer.mrr10);
+  std::printf("| plain FTS5 (trigram, title 2x) | %.4f | %.4f | %.4f | |\n", trigram.ndcg10,
+              trigram.recall100, trigram.mrr10);
   for (const auto& row : rows) {
     Metrics m = evaluate(ds, row.ranked);
     json line = {{"bench", "eval"},
@@ -201,6 +230,9 @@ int run_eval(const Args& args) {
                  {"fts5_ndcg10", peer.ndcg10},
                  {"fts5_recall100", peer.recall100},
                  {"fts5_mrr10", peer.mrr10},
+                 {"fts5_trigram_ndcg10", trigram.ndcg10},
+                 {"segmenter", segmenter},
+                 {"diacritics", diacritics},
                  {"p50_ms", percentile(row.lat, 50)},
                  {"ingest_s", ingest_s}};
     std::cout << line.dump() << "\n";

@@ -80,6 +80,14 @@ struct HybridConfig {
   double vector_weight = 1.0;
 };
 
+// How the keyword index cuts and folds text (docs/configuration.md). Both empty: a KB made
+// before these settings, whose index keeps the tokenizer it was built with until one is set.
+struct KeywordConfig {
+  std::string segmenter = "icu";   // icu | bigram: words of scripts written without spaces
+  std::string diacritics = "fold";  // fold | keep: "café" finds "cafe" (fold) or not (keep)
+  bool legacy() const { return segmenter.empty(); }
+};
+
 struct KbConfig {
   std::string description;
   std::vector<Mode> modes{Mode::grep, Mode::keyword};  // the modes it serves
@@ -89,6 +97,7 @@ struct KbConfig {
   EmbedderConfig embedder;
   StoreConfig store;
   HybridConfig hybrid;
+  KeywordConfig keyword;
   int revision = 0;  // the manual revision counter of §1
 };
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "catalog/rows.h"
+#include "core/segment.h"
 
 namespace quarry::catalog {
 
@@ -46,8 +47,12 @@ class KeywordIndex {
   // Rows for chunk keys of `kb`; a key whose chunk no longer exists comes back unloaded.
   virtual std::vector<KeywordRow> load_chunks(const KbRef& kb,
                                               const std::vector<ChunkKey>& keys) const = 0;
-  // Highlighted snippets of `texts` for the words of `query` (stemmed as the index stems them).
-  virtual std::vector<Snippet> snippets(const std::string& query,
+  // How the KB's index cuts text (its tokenizer, kbs.keyword_tokenizer): the query side splits
+  // words the same way. Throws not_found for an unknown KB.
+  virtual core::KeywordAnalysis analysis(const KbRef& kb) const = 0;
+  // Highlighted snippets of `texts` for the words of `query`, cut and stemmed as the KB's index
+  // cuts and stems them.
+  virtual std::vector<Snippet> snippets(const KbRef& kb, const std::string& query,
                                         const std::vector<const std::string*>& texts) const = 0;
 };
 

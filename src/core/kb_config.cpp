@@ -197,6 +197,30 @@ void apply_hybrid(const json& j, HybridConfig& c) {
     bad("hybrid.vector_weight", "keyword_weight and vector_weight cannot both be 0");
 }
 
+void apply_keyword(const json& j, KeywordConfig& c) {
+  if (j.is_null()) {
+    c = KeywordConfig{};
+    return;
+  }
+  expect_object(j, "keyword");
+  const KeywordConfig defaults;
+  for (const auto& [k, v] : j.items()) {
+    const std::string f = "keyword." + k;
+    if (k == "segmenter") {
+      c.segmenter = v.is_null() ? defaults.segmenter : get_string(v, f);
+      if (c.segmenter != "icu" && c.segmenter != "bigram") bad(f, "must be one of icu, bigram");
+    } else if (k == "diacritics") {
+      c.diacritics = v.is_null() ? defaults.diacritics : get_string(v, f);
+      if (c.diacritics != "fold" && c.diacritics != "keep") bad(f, "must be one of fold, keep");
+    } else {
+      unknown_key(f, "segmenter, diacritics");
+    }
+  }
+  // Setting one on a KB of the older index settles the other at its default.
+  if (c.segmenter.empty()) c.segmenter = defaults.segmenter;
+  if (c.diacritics.empty()) c.diacritics = defaults.diacritics;
+}
+
 }  // namespace
 
 void validate_kb_name(const std::string& name) {
@@ -253,13 +277,21 @@ KbConfig kb_config_from_json(const json& j, const KbConfig& base) {
       apply_store(v, c.store);
     } else if (k == "hybrid") {
       apply_hybrid(v, c.hybrid);
+    } else if (k == "keyword") {
+      apply_keyword(v, c.keyword);
     } else if (k == "revision") {
       c.revision = v.is_null() ? 0 : get_int(v, k, 0, 1 << 30);
     } else {
-      unknown_key(
-          k, "description, modes, chunking, subjects, limits, embedder, store, hybrid, revision");
+      unknown_key(k,
+                  "description, modes, chunking, subjects, limits, embedder, store, hybrid, "
+                  "keyword, revision");
     }
   }
+  // A whole stored config written before the keyword settings existed: its index keeps the
+  // tokenizer it was built with (KeywordConfig::legacy) until a keyword setting is made.
+  if (!j.contains("keyword") && j.contains("revision") && j.contains("hybrid") &&
+      j.contains("store"))
+    c.keyword = KeywordConfig{"", ""};
   // A KB that gains an embedder while still on the default modes serves the semantic modes too.
   const bool modes_default = !j.contains("modes") || j["modes"].is_null();
   if (!c.embedder.provider.empty() && modes_default && c.modes == KbConfig{}.modes)
@@ -281,7 +313,7 @@ json kb_config_to_json(const KbConfig& c) {
   json ch = {{"profile", c.chunking.profile}};
   if (c.chunking.max_tokens) ch["max_tokens"] = *c.chunking.max_tokens;
   if (c.chunking.overlap_tokens) ch["overlap_tokens"] = *c.chunking.overlap_tokens;
-  return {
+  json out = {
       {"description", c.description},
       {"modes", mode_list_json(c.modes)},
       {"chunking", ch},
@@ -305,6 +337,9 @@ json kb_config_to_json(const KbConfig& c) {
         {"vector_weight", c.hybrid.vector_weight}}},
       {"revision", c.revision},
   };
+  if (!c.keyword.legacy())
+    out["keyword"] = {{"segmenter", c.keyword.segmenter}, {"diacritics", c.keyword.diacritics}};
+  return out;
 }
 
 KbConfig kb_config_set(const KbConfig& c, const std::string& dotted_key, const std::string& value) {

@@ -116,7 +116,7 @@ void complete_hits(const catalog::Catalog& cat, const catalog::KbRef& kb, const 
     }
     kept.push_back(std::move(hits[i]));
   }
-  auto snips = cat.keyword().snippets(match_expression(query, advanced), need);
+  auto snips = cat.keyword().snippets(kb, match_expression(query, advanced), need);
   for (std::size_t j = 0; j < need_at.size(); ++j)
     set_snippet(kept[need_at[j]], std::move(snips[j]));
   hits = std::move(kept);

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "core/segment.h"
 #include "core/util.h"
 #include "quarry/error.h"
 #include "search/hits.h"
@@ -67,9 +68,17 @@ bool is_stopword(const std::string& w) {
   return std::find(kStopwords.begin(), kStopwords.end(), w) != kStopwords.end();
 }
 
-std::vector<std::string> query_terms(const std::string& raw, bool drop_stopwords) {
-  const std::string text = core::repair_utf8(raw);
+std::vector<std::string> query_terms(const std::string& raw, bool drop_stopwords,
+                                     const core::KeywordAnalysis& analysis) {
+  // A segmented index folded its text (nfkc_cf) before cutting it: the query is folded the
+  // same way, so it is cut the same way.
+  const std::string text =
+      analysis.segmented ? core::fold_text(core::repair_utf8(raw)) : core::repair_utf8(raw);
   std::vector<std::string> words;
+  auto add = [&](std::string w) {
+    for (auto& c : w) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    words.push_back(std::move(w));
+  };
   for (std::size_t i = 0; i < text.size();) {
     std::size_t len = 1;
     if (is_separator(decode(text, i, &len))) {
@@ -78,9 +87,23 @@ std::vector<std::string> query_terms(const std::string& raw, bool drop_stopwords
     }
     std::size_t j = i;
     while (j < text.size() && !is_separator(decode(text, j, &len))) j += len;
-    std::string w = text.substr(i, j - i);
-    for (auto& c : w) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    words.push_back(std::move(w));
+    const std::string_view word = std::string_view(text).substr(i, j - i);
+    if (!analysis.segmented) {
+      add(std::string(word));
+    } else {
+      // Unspaced scripts (CJK, Thai, ...) hold many words between two spaces: each word (or
+      // bigram) the index holds is a term of its own, and so is each spaced run inside.
+      core::script_runs(word, [&](std::size_t b, std::size_t e, bool unspaced) {
+        const std::string_view run = word.substr(b, e - b);
+        if (!unspaced) {
+          add(std::string(run));
+          return;
+        }
+        core::segment_run(run, analysis.segmenter, [&](std::size_t wb, std::size_t we) {
+          add(std::string(run.substr(wb, we - wb)));
+        });
+      });
+    }
     i = j;
   }
   // Repeated words are kept: each occurrence is one more OR-ed phrase, so a word the query
@@ -94,9 +117,10 @@ std::vector<std::string> query_terms(const std::string& raw, bool drop_stopwords
   return kept;
 }
 
-std::string safe_match_expression(const std::string& text, bool drop_stopwords) {
+std::string safe_match_expression(const std::string& text, bool drop_stopwords,
+                                  const core::KeywordAnalysis& analysis) {
   std::string expr;
-  for (const auto& w : query_terms(text, drop_stopwords)) {
+  for (const auto& w : query_terms(text, drop_stopwords, analysis)) {
     if (!expr.empty()) expr += " OR ";
     expr += '"';
     for (char c : w) {
@@ -127,7 +151,8 @@ Ranked rank(const catalog::Catalog& cat, const catalog::KbRef& kb, const std::st
                 {{"field", "min_score"}});
   Ranked out;
   catalog::KeywordQuery q;
-  q.match = match_expression(query, advanced, params.drop_stopwords);
+  const core::KeywordAnalysis analysis = cat.keyword().analysis(kb);
+  q.match = match_expression(query, advanced, params.drop_stopwords, analysis);
   q.advanced = advanced;
   if (q.match.empty()) return out;
   q.filter = filter;
@@ -137,8 +162,8 @@ Ranked rank(const catalog::Catalog& cat, const catalog::KbRef& kb, const std::st
   q.limit = params.collapse_windows ? top_k * 3 + 10 : top_k;
   std::optional<std::vector<catalog::KeywordRow>> cached;
   if (!advanced && filter.empty())
-    cached = cat.keyword().search_cached(kb, query_terms(query, params.drop_stopwords), q.limit,
-                                         q.params);
+    cached = cat.keyword().search_cached(kb, query_terms(query, params.drop_stopwords, analysis),
+                                         q.limit, q.params);
   out.rows = cached ? std::move(*cached) : cat.keyword().search(kb, q);
   out.match = std::move(q.match);
   return out;
@@ -188,7 +213,7 @@ std::vector<Hit> keyword_search(const catalog::Catalog& cat, const catalog::KbRe
     texts.push_back(&rows[i].chunk.text);
   }
   if (params.snippets) {
-    auto snips = cat.keyword().snippets(match, texts);
+    auto snips = cat.keyword().snippets(kb, match, texts);
     for (std::size_t i = 0; i < hits.size(); ++i) set_snippet(hits[i], std::move(snips[i]));
   }
   return hits;
@@ -215,9 +240,10 @@ std::vector<Hit> keyword_candidates(const catalog::Catalog& cat, const catalog::
   return hits;
 }
 
-std::string match_expression(const std::string& query, bool advanced, bool drop_stopwords) {
+std::string match_expression(const std::string& query, bool advanced, bool drop_stopwords,
+                             const core::KeywordAnalysis& analysis) {
   if (advanced) check_advanced_query(query);
-  return advanced ? query : safe_match_expression(query, drop_stopwords);
+  return advanced ? query : safe_match_expression(query, drop_stopwords, analysis);
 }
 
 namespace {

@@ -13,10 +13,15 @@ namespace quarry::search {
 // Turns free text into an FTS5 MATCH expression that can never be a syntax error: words are
 // extracted, lower-cased, stopwords dropped (unless nothing else is left), duplicates removed,
 // each quoted as an FTS5 string and OR-ed. Returns "" when the text has no words.
-std::string safe_match_expression(const std::string& text, bool drop_stopwords = true);
+// `analysis`: how the KB's index cuts text (Catalog::keyword().analysis); a segmented index has
+// the query folded and its unspaced-script runs (CJK, Thai, ...) cut into the index's words or
+// bigrams, each a term of its own.
+std::string safe_match_expression(const std::string& text, bool drop_stopwords = true,
+                                  const core::KeywordAnalysis& analysis = {});
 
 // The words safe_match_expression would search for (for tests and explanations).
-std::vector<std::string> query_terms(const std::string& text, bool drop_stopwords = true);
+std::vector<std::string> query_terms(const std::string& text, bool drop_stopwords = true,
+                                     const core::KeywordAnalysis& analysis = {});
 
 bool is_stopword(const std::string& lowercase_word);
 
@@ -41,7 +46,8 @@ std::vector<Hit> keyword_candidates(const catalog::Catalog& cat, const catalog::
 
 // The MATCH expression of a keyword query (the text itself when `advanced`), which is also what
 // its snippets highlight (Catalog::snippets).
-std::string match_expression(const std::string& query, bool advanced, bool drop_stopwords = true);
+std::string match_expression(const std::string& query, bool advanced, bool drop_stopwords = true,
+                             const core::KeywordAnalysis& analysis = {});
 
 // Refuses an advanced (FTS5) query whose shape FTS5 would only call "syntax error near ...":
 // an unclosed phrase or group, a stray ')', an operator with nothing before or after it. The

@@ -25,7 +25,11 @@ struct Db {
   std::unique_ptr<StmtCache> stmts;
   std::string path;  // of the database file: the key of the process-wide keyword copies
   fts5_api* fts5 = nullptr;
-  std::unique_ptr<FtsTokenizer> tokenizer;
+  // The tokenizer of a KB's keyword index (kbs.keyword_tokenizer), made once per connection.
+  const FtsTokenizer& tokenizer_for(const std::string& tokenize);
+  // The FTS5 tokenize argument the KB's keyword index was built with (not_found for no KB).
+  std::string keyword_tokenize(std::int64_t kb_id, const std::string& kb_name);
+  std::unordered_map<std::string, std::unique_ptr<FtsTokenizer>> tokenizers;
 
   // Keyword queries per KB on this connection (the in-memory copy is built from the second).
   std::unordered_map<std::int64_t, int> keyword_queries;

@@ -1,5 +1,6 @@
 // Knowledge bases (kb_table.h) in SQLite: the kbs table, each KB's FTS5 table created and
-// dropped with it, and the generation counters.
+// dropped with it (and rebuilt when its keyword settings change), and the generation counters.
+#include "catalog/sqlite/fts_tokenizer.h"
 #include "catalog/sqlite/schema.h"
 #include "catalog/sqlite/tables.h"
 #include "catalog/sqlite/writes.h"
@@ -12,6 +13,24 @@ namespace {
 
 KbRow read_kb(const Stmt& s) {
   return KbRow{s.i64(0), s.str(1), s.str(2), s.i64(3), s.i64(4)};
+}
+
+// The KB's keyword index made anew with `tokenize` from its chunks, in the caller's write
+// transaction: readers (WAL) go on reading the old index until it commits, and the generation
+// bump retires the in-memory copies built with the old tokenizer.
+void rebuild_keyword_index(sqlite3* db, std::int64_t kb_id, const std::string& tokenize) {
+  drop_fts(db, kb_id);
+  create_fts(db, kb_id, tokenize);
+  const std::string fts = fts_table(kb_id);
+  Stmt(db, "INSERT INTO " + fts +
+               "(rowid, title, headings, body) SELECT id, title, headings, body FROM chunks"
+               " WHERE kb_id = ? ORDER BY id")
+      .bind(1, kb_id)
+      .exec();
+  Stmt(db, "UPDATE kbs SET keyword_tokenizer = ?, generation = generation + 1 WHERE id = ?")
+      .bind(1, tokenize)
+      .bind(2, kb_id)
+      .exec();
 }
 
 }  // namespace
@@ -27,14 +46,18 @@ KbRow SqliteKbTable::create(const std::string& name, const std::string& config_j
                     name + " --yes`",
                 {{"kb", name}});
   auto now = core::now_ms();
-  Stmt(*stmts_, "INSERT INTO kbs(name, config, created_at, updated_at) VALUES(?, ?, ?, ?)")
+  const std::string tokenize = fts_tokenize_of_config(config_json);
+  Stmt(*stmts_,
+       "INSERT INTO kbs(name, config, created_at, updated_at, keyword_tokenizer)"
+       " VALUES(?, ?, ?, ?, ?)")
       .bind(1, name)
       .bind(2, config_json)
       .bind(3, now)
       .bind(4, now)
+      .bind(5, tokenize)
       .exec();
   std::int64_t id = sqlite3_last_insert_rowid(db_);
-  create_fts(db_, id);
+  create_fts(db_, id, tokenize);
   write_audit(db_, a);
   tx.commit();
   return KbRow{id, name, config_json, now, now};
@@ -68,6 +91,8 @@ void SqliteKbTable::update_config(const KbRef& kb, const std::string& config_jso
       .bind(2, core::now_ms())
       .bind(3, kb.id)
       .exec();
+  const std::string tokenize = fts_tokenize_of_config(config_json);
+  if (tokenize != d_.keyword_tokenize(kb.id, kb.name)) rebuild_keyword_index(db_, kb.id, tokenize);
   write_audit(db_, a);
   tx.commit();
 }

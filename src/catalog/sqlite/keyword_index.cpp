@@ -121,16 +121,18 @@ class SharedKeywordIndexes {
 
 std::optional<std::vector<KeywordRow>> SqliteKeywordIndex::search_cached(
     const KbRef& kb, const std::vector<std::string>& words, int limit, const Bm25Params& p) const {
-  if (!d_.memory_index_enabled || !d_.tokenizer->ok()) return std::nullopt;
-  Stmt s(*stmts_, "SELECT generation, created_at FROM kbs WHERE id = ?");
+  if (!d_.memory_index_enabled) return std::nullopt;
+  Stmt s(*stmts_, "SELECT generation, created_at, keyword_tokenizer FROM kbs WHERE id = ?");
   s.bind(1, kb.id);
   if (!s.step()) throw_kb_not_found(kb.name);
   const std::int64_t kb_id = kb.id, generation = s.i64(0), created_at = s.i64(1);
+  const FtsTokenizer& tokenizer = d_.tokenizer_for(s.str(2));
+  if (!tokenizer.ok()) return std::nullopt;
 
   std::vector<std::string> terms;
   for (const auto& w : words) {
     int n = 0;
-    d_.tokenizer->tokenize(w, FTS5_TOKENIZE_QUERY, [&](std::string_view tok, int, int) {
+    tokenizer.tokenize(w, FTS5_TOKENIZE_QUERY, [&](std::string_view tok, int, int) {
       if (++n == 1) terms.emplace_back(tok);
     });
     if (n != 1) return std::nullopt;  // a phrase: FTS5 matches token adjacency
@@ -140,7 +142,7 @@ std::optional<std::vector<KeywordRow>> SqliteKeywordIndex::search_cached(
   const bool repeat = ++d_.keyword_queries[kb_id] >= 2;
   auto index = SharedKeywordIndexes::get().find_or_build(
       d_.path, kb_id, created_at, generation, repeat,
-      [&] { return std::make_shared<const MemoryIndex>(db_, *d_.tokenizer, kb_id, generation); });
+      [&] { return std::make_shared<const MemoryIndex>(db_, tokenizer, kb_id, generation); });
   if (!index) return std::nullopt;
   return index->search(terms, limit, p);
 }
@@ -196,9 +198,13 @@ std::vector<KeywordRow> SqliteKeywordIndex::load_chunks(const KbRef& kb,
   return out;
 }
 
+core::KeywordAnalysis SqliteKeywordIndex::analysis(const KbRef& kb) const {
+  return fts_analysis(d_.keyword_tokenize(kb.id, kb.name));
+}
+
 std::vector<Snippet> SqliteKeywordIndex::snippets(
-    const std::string& query, const std::vector<const std::string*>& texts) const {
-  Snippeter s(d_.fts5, query);
+    const KbRef& kb, const std::string& query, const std::vector<const std::string*>& texts) const {
+  Snippeter s(d_.tokenizer_for(d_.keyword_tokenize(kb.id, kb.name)), query);
   std::vector<Snippet> out;
   out.reserve(texts.size());
   for (const auto* t : texts) out.push_back(s.make(*t));

@@ -7,11 +7,12 @@
 #include "catalog/sqlite/fts_tokenizer.h"
 #include "catalog/sqlite/sqlite.h"
 #include "core/util.h"
+#include "quarry/error.h"
 
 namespace quarry::catalog {
 namespace {
 
-constexpr std::array<const char*, 8> kMigrations = {
+constexpr std::array<const char*, 9> kMigrations = {
     // v1: knowledge bases, documents, chunks (the content of each KB's FTS5 index), audit.
     R"sql(
 CREATE TABLE kbs (
@@ -207,6 +208,10 @@ CREATE TABLE pump_settings (
   value TEXT NOT NULL
 );
 )sql",
+    // v9: each KB's keyword index records its tokenizer (the FTS5 tokenize argument it was
+    // built with, fts_tokenizer.h). KBs made before keep the one every KB had.
+    "ALTER TABLE kbs ADD COLUMN keyword_tokenizer TEXT NOT NULL"
+    " DEFAULT 'porter unicode61 remove_diacritics 2';",
 };
 
 }  // namespace
@@ -245,13 +250,15 @@ std::string fts_table(std::int64_t kb_id) {
   return "fts_" + std::to_string(kb_id);
 }
 
-void create_fts(sqlite3* db, std::int64_t kb_id) {
+void create_fts(sqlite3* db, std::int64_t kb_id, const std::string& tokenize) {
   // External-content FTS5 over the chunks table: the text is stored once (in chunks) and
-  // snippet() reads it from there. Porter stemming over unicode61 with diacritics folded.
+  // snippet() reads it from there. `tokenize` is made by fts_tokenize_of_config (no quotes).
+  if (tokenize.find('\'') != std::string::npos)
+    throw Error(Code::internal, "invalid FTS5 tokenize argument: " + tokenize);
   std::string sql = "CREATE VIRTUAL TABLE " + fts_table(kb_id) +
                     " USING fts5(title, headings, body, content='chunks', content_rowid='id',"
                     " tokenize='" +
-                    kFtsTokenize + "')";
+                    tokenize + "')";
   exec_sql(db, sql.c_str());
 }
 

@@ -13,7 +13,7 @@ void migrate(sqlite3* db);
 
 // Each KB has its own FTS5 table, so BM25 statistics and candidate sets never mix KBs.
 std::string fts_table(std::int64_t kb_id);
-void create_fts(sqlite3* db, std::int64_t kb_id);
+void create_fts(sqlite3* db, std::int64_t kb_id, const std::string& tokenize);
 void drop_fts(sqlite3* db, std::int64_t kb_id);
 
 // The connection's FTS5 extension API (nullptr if FTS5 is missing), looked up once per

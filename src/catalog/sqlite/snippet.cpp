@@ -6,7 +6,8 @@
 
 namespace quarry::catalog {
 
-Snippeter::Snippeter(fts5_api* api, std::string_view query_text) : tokenizer_(api) {
+Snippeter::Snippeter(const FtsTokenizer& tokenizer, std::string_view query_text)
+    : tokenizer_(tokenizer) {
   tokenizer_.tokenize(query_text, FTS5_TOKENIZE_QUERY, [this](std::string_view stem, int, int) {
     if (stem != "and" && stem != "or" && stem != "not" && stem != "near") stems_.emplace(stem);
   });
@@ -77,16 +78,29 @@ Snippet Snippeter::make(std::string_view text, int window) const {
       }
     }
   };
+  // Hit spans in text order, overlapping and touching ones merged: bigram segmentation gives
+  // overlapping tokens ("向量" and "量数") and ICU's words touch ("数据" "库"); each must light
+  // up as one run (**数据库**, not **数据****库**).
+  std::vector<std::pair<std::size_t, std::size_t>> spans;
   for (std::size_t i = best; i < last; ++i) {
     if (!toks[i].hit) continue;
-    append(text.substr(pos, static_cast<std::size_t>(toks[i].start) - pos));
+    auto s = static_cast<std::size_t>(toks[i].start), e = static_cast<std::size_t>(toks[i].end);
+    if (!spans.empty() && s <= spans.back().second)
+      spans.back().second = std::max(spans.back().second, e);
+    else
+      spans.emplace_back(s, e);
+  }
+  for (auto [s, e] : spans) {
+    if (s < pos) s = pos;
+    if (e > to) e = to;
+    if (s >= e) continue;
+    append(text.substr(pos, s - pos));
     marked += "**";
     const std::size_t begin = plain_cps;
-    append(text.substr(static_cast<std::size_t>(toks[i].start),
-                       static_cast<std::size_t>(toks[i].end - toks[i].start)));
+    append(text.substr(s, e - s));
     marked += "**";
     out.highlights.emplace_back(begin, plain_cps);
-    pos = static_cast<std::size_t>(toks[i].end);
+    pos = e;
   }
   append(text.substr(pos, to - pos));
   while (!plain.empty() && plain.back() == ' ') {

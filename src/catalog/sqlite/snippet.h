@@ -1,5 +1,5 @@
 // Snippets with highlighted terms, computed with the very tokenizer the FTS5 index uses
-// (porter over unicode61, diacritics folded), so "variants" in a chunk lights up for the query
+// (fts_tokenizer.h), so "variants" in a chunk lights up for the query
 // word "variant" exactly when the index matched it. Much cheaper than FTS5's snippet(), which
 // re-runs the whole MATCH for every row it is asked about.
 #pragma once
@@ -18,7 +18,7 @@ namespace quarry::catalog {
 class Snippeter {
  public:
   // `query_text`: the words to highlight (FTS5 operators AND/OR/NOT/NEAR are ignored).
-  Snippeter(fts5_api* api, std::string_view query_text);
+  Snippeter(const FtsTokenizer& tokenizer, std::string_view query_text);
   Snippeter(const Snippeter&) = delete;
   Snippeter& operator=(const Snippeter&) = delete;
 
@@ -33,7 +33,7 @@ class Snippeter {
     bool hit;
     int term;
   };
-  FtsTokenizer tokenizer_;
+  const FtsTokenizer& tokenizer_;
   std::unordered_set<std::string> stems_;
 };
 

@@ -38,10 +38,10 @@ Db::Db(const std::string& path) : handle(open_wal_database(path, "catalog")), pa
     fts5 = fts5_api_of(handle);
     register_rank_function(fts5);
     register_filter_function(handle);
-    tokenizer = std::make_unique<FtsTokenizer>(fts5);
+    register_quarry_tokenizer(fts5);
     migrate(handle);
   } catch (...) {
-    tokenizer.reset();
+    tokenizers.clear();
     stmts.reset();
     sqlite3_close_v2(handle);
     throw;
@@ -53,8 +53,21 @@ void throw_kb_not_found(const std::string& name) {
               {{"kb", name}});
 }
 
+const FtsTokenizer& Db::tokenizer_for(const std::string& tokenize) {
+  auto& t = tokenizers[tokenize];
+  if (!t) t = std::make_unique<FtsTokenizer>(fts5, tokenize);
+  return *t;
+}
+
+std::string Db::keyword_tokenize(std::int64_t kb_id, const std::string& kb_name) {
+  Stmt s(*stmts, "SELECT keyword_tokenizer FROM kbs WHERE id = ?");
+  s.bind(1, kb_id);
+  if (!s.step()) throw_kb_not_found(kb_name);
+  return s.str(0);
+}
+
 Db::~Db() {
-  tokenizer.reset();
+  tokenizers.clear();
   stmts.reset();  // finalized before the connection closes
   sqlite3_close_v2(handle);
 }

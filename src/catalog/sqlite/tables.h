@@ -59,7 +59,8 @@ class SqliteKeywordIndex final : public KeywordIndex, SqliteTable {  // keyword_
   void load_keys(KeywordRow* begin, KeywordRow* end) const override;
   std::vector<KeywordRow> load_chunks(const KbRef& kb,
                                       const std::vector<ChunkKey>& keys) const override;
-  std::vector<Snippet> snippets(const std::string& query,
+  core::KeywordAnalysis analysis(const KbRef& kb) const override;
+  std::vector<Snippet> snippets(const KbRef& kb, const std::string& query,
                                 const std::vector<const std::string*>& texts) const override;
 };
 
