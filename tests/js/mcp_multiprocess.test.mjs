@@ -155,8 +155,11 @@ test(`${MCP_PROCESSES} quarry mcp processes and quarry serve write one data dir 
   assert.deepEqual(sqlite(path.join(tmp.data, 'catalog.db'), 'PRAGMA integrity_check'), ['ok']);
   // The keyword index agrees with its chunks, and the vector and cache databases are intact.
   const [kbId] = sqlite(path.join(tmp.data, 'catalog.db'), `SELECT id FROM kbs WHERE name = '${KB}'`);
-  sqlite(path.join(tmp.data, 'catalog.db'),
-    `INSERT INTO fts_${kbId}(fts_${kbId}) VALUES('integrity-check')`);  // throws when corrupt
+  // (FTS5's own 'integrity-check' needs Quarry's `quarry` tokenizer, which the sqlite3 shell
+  // lacks: the catalog tests run it through Quarry's connection. Here: one index row per chunk.)
+  const [chunks] = sqlite(path.join(tmp.data, 'catalog.db'), `SELECT COUNT(*) FROM chunks WHERE kb_id = ${kbId}`);
+  const [indexed] = sqlite(path.join(tmp.data, 'catalog.db'), `SELECT COUNT(*) FROM fts_${kbId}_docsize`);
+  assert.equal(indexed, chunks, 'the keyword index holds one row per chunk');
   for (const db of ['vectors/vectors.db', 'cache/embeddings.db'])
     assert.deepEqual(sqlite(path.join(tmp.data, db), 'PRAGMA integrity_check'), ['ok'], db);
   // The vectors converge: after one more sweep every chunk has exactly one vector.
