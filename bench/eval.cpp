@@ -171,6 +171,11 @@ int run_eval(const Args& args) {
     std::vector<double> ratios =
         mode == "hybrid" ? parse_list(args.get("alphas", "0.1")) : std::vector<double>{1.0};
     const std::string fusion = args.get("fusion", "interpolation");
+    // --dump FILE (hybrid): each query's own keyword and vector lists, one JSON line per query
+    // ({"qid","query","keyword":[[corpus id, chunk, raw_score]...],"vector":[[..., score]...]}),
+    // for studying fusion offline; written for the first ratio only.
+    std::ofstream dump;
+    if (args.kv.count("dump") && mode == "hybrid") dump.open(args.get("dump"));
     for (double alpha : ratios) {
       Row row;
       row.label = mode == "vector" ? "quarry vector (" + embedder + ")"
@@ -191,7 +196,19 @@ int run_eval(const Args& args) {
         if (!resp.degraded.empty())
           throw std::runtime_error("search degraded: " + resp.degraded.front());
         add_ranked(row.ranked, q.id, resp.hits);
+        if (dump.is_open()) {
+          json line = {{"qid", q.id}, {"query", q.text}};
+          for (const auto& [name, list] : resp.per_mode) {
+            json l = json::array();
+            for (const auto& h : list)
+              l.push_back({h.filename.substr(0, h.filename.size() - 3), h.chunk_id,
+                           name == "keyword" ? h.raw_score : h.score});
+            line[name] = std::move(l);
+          }
+          dump << line.dump() << '\n';
+        }
       }
+      if (dump.is_open()) dump.close();
       rows.push_back(std::move(row));
     }
   }
