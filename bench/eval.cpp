@@ -169,7 +169,11 @@ int run_eval(const Args& args) {
     rows.push_back(std::move(row));
   } else {
     std::vector<double> ratios =
-        mode == "hybrid" ? parse_list(args.get("alphas", "0.1")) : std::vector<double>{1.0};
+        mode == "hybrid" ? parse_list(args.get("alphas", "")) : std::vector<double>{1.0};
+    // No --alphas: the KB's own hybrid settings (adaptive weighting); each ratio listed is
+    // asked for per query, which makes it fixed.
+    const bool kb_ratio = ratios.empty();
+    if (kb_ratio) ratios.push_back(-1);
     const std::string fusion = args.get("fusion", "interpolation");
     // --dump FILE (hybrid): each query's own keyword and vector lists, one JSON line per query
     // ({"qid","query","keyword":[[corpus id, chunk, raw_score]...],"vector":[[..., score]...]}),
@@ -180,7 +184,9 @@ int run_eval(const Args& args) {
       Row row;
       row.label = mode == "vector" ? "quarry vector (" + embedder + ")"
                                    : "quarry hybrid " + fusion +
-                                         (fusion == "rrf" ? "" : " α " + json(alpha).dump()) +
+                                         (fusion == "rrf" ? ""
+                                          : kb_ratio    ? " (KB default)"
+                                                        : " α " + json(alpha).dump()) +
                                          " (" + embedder + ")";
       for (const auto& q : ds.queries) {
         SearchRequest r;
@@ -189,7 +195,7 @@ int run_eval(const Args& args) {
         r.mode = mode_from_name(mode);
         r.top_k = depth;
         r.fusion = fusion;
-        r.semantic_ratio = alpha;
+        if (!kb_ratio) r.semantic_ratio = alpha;
         auto t0 = std::chrono::steady_clock::now();
         auto resp = engine->search(r);
         row.lat.push_back(elapsed_ms(t0));

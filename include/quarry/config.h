@@ -74,7 +74,10 @@ struct StoreConfig {
 // Hybrid search defaults (SPEC §4); a request may override them.
 struct HybridConfig {
   std::string fusion = "interpolation";  // interpolation | rrf
-  double semantic_ratio = 0.1;  // α of (1 - α)·keyword + α·vector (measured: docs/benchmarks.md)
+  // α of (1 - α)·keyword + α·vector: under `adaptive` weighting the most a query gives the vector
+  // side, under `fixed` what every query gives it (measured: docs/benchmarks.md).
+  double semantic_ratio = 0.2;
+  std::string weighting = "adaptive";  // adaptive | fixed (interpolation only)
   int rrf_k = 60;
   double keyword_weight = 1.0;  // per-mode RRF weights
   double vector_weight = 1.0;

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,6 +66,13 @@ class EmbeddingProvider {
   virtual std::vector<std::vector<float>> embed_documents(
       const std::vector<std::string>& texts) = 0;
   virtual std::vector<float> embed_query(const std::string& text) = 0;
+  // The share (0..1) of the query's tokens this model has a vector for; hybrid search gives a
+  // query the model cannot read less vector weight (docs/search.md). nullopt: it cannot tell
+  // (remote models, subword models that read every word).
+  virtual std::optional<double> query_coverage(const std::string& text) {
+    (void)text;
+    return std::nullopt;
+  }
 };
 
 // What a KB (or the operator) asks for: "static:glove-100d", "hash", "hash:512",

@@ -51,7 +51,14 @@ void print_kb_human(const KbInfo& k) {
   }
   std::cout << "  embedder: " << (c.embedder.provider.empty() ? "none" : c.embedder.provider)
             << "   store: " << c.store.id << "   hybrid: " << c.hybrid.fusion << " (semantic ratio "
-            << c.hybrid.semantic_ratio << ")\n";
+            << c.hybrid.semantic_ratio
+            << (c.hybrid.fusion == "interpolation" ? ", " + c.hybrid.weighting : std::string())
+            << ")\n";
+  std::cout << "  keyword: "
+            << (c.keyword.legacy() ? std::string("spaces only (made before keyword settings)")
+                                   : c.keyword.segmenter + " segmenter, diacritics " +
+                                         c.keyword.diacritics)
+            << "\n";
   std::cout << "  index: keyword " << k.index_status.keyword << ", vector " << k.index_status.vector
             << "\n";
   print_vectors_human(k);

@@ -183,6 +183,10 @@ void apply_hybrid(const json& j, HybridConfig& c) {
         bad(f, "must be one of interpolation, rrf");
     } else if (k == "semantic_ratio") {
       c.semantic_ratio = get_number(v, f, 0, 1);
+    } else if (k == "weighting") {
+      c.weighting = get_string(v, f);
+      if (c.weighting != "adaptive" && c.weighting != "fixed")
+        bad(f, "must be one of adaptive, fixed");
     } else if (k == "rrf_k") {
       c.rrf_k = get_int(v, f, 1, 10000);
     } else if (k == "keyword_weight") {
@@ -190,7 +194,7 @@ void apply_hybrid(const json& j, HybridConfig& c) {
     } else if (k == "vector_weight") {
       c.vector_weight = get_number(v, f, 0, 100);
     } else {
-      unknown_key(f, "fusion, semantic_ratio, rrf_k, keyword_weight, vector_weight");
+      unknown_key(f, "fusion, semantic_ratio, weighting, rrf_k, keyword_weight, vector_weight");
     }
   }
   if (c.keyword_weight + c.vector_weight <= 0)
@@ -332,6 +336,7 @@ json kb_config_to_json(const KbConfig& c) {
       {"hybrid",
        {{"fusion", c.hybrid.fusion},
         {"semantic_ratio", c.hybrid.semantic_ratio},
+        {"weighting", c.hybrid.weighting},
         {"rrf_k", c.hybrid.rrf_k},
         {"keyword_weight", c.hybrid.keyword_weight},
         {"vector_weight", c.hybrid.vector_weight}}},

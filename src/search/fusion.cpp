@@ -36,7 +36,33 @@ Scaled scale_of(const std::vector<Hit>& list, bool is_keyword) {
   return s;
 }
 
+// The first `k` distinct documents of a best-first list.
+std::vector<std::string> top_docs(const std::vector<Hit>& list, std::size_t k) {
+  std::vector<std::string> out;
+  for (const Hit& h : list) {
+    if (out.size() >= k) break;
+    if (std::find(out.begin(), out.end(), h.doc_id) == out.end()) out.push_back(h.doc_id);
+  }
+  return out;
+}
+
 }  // namespace
+
+double query_ratio(const std::vector<Hit>& keyword, const std::vector<Hit>& vector,
+                   const FusionOptions& o) {
+  if (o.weighting != "adaptive") return o.semantic_ratio;
+  constexpr std::size_t kTop = 10;     // documents compared at the top of each list
+  constexpr double kFullAgreement = 0.5;  // half of them shared: the full ratio
+  const auto kw = top_docs(keyword, kTop);
+  const auto vec = top_docs(vector, kTop);
+  std::size_t shared = 0;
+  for (const auto& d : kw)
+    if (std::find(vec.begin(), vec.end(), d) != vec.end()) ++shared;
+  const double agreement =
+      std::min(1.0, static_cast<double>(shared) / static_cast<double>(kTop) / kFullAgreement);
+  const double c = std::clamp(o.query_coverage.value_or(1.0), 0.0, 1.0);
+  return o.semantic_ratio * agreement * (c * c) * (c * c);
+}
 
 std::vector<Hit> fuse(const std::vector<Hit>& keyword, const std::vector<Hit>& vector,
                       const FusionOptions& o, int top_k, double min_score) {
@@ -47,7 +73,7 @@ std::vector<Hit> fuse(const std::vector<Hit>& keyword, const std::vector<Hit>& v
   std::unordered_map<std::string, Entry> by_chunk;
   std::vector<std::string> order;  // first appearance, for deterministic ties
   const bool rrf = o.fusion == "rrf";
-  const double alpha = o.semantic_ratio;
+  const double alpha = rrf ? o.semantic_ratio : query_ratio(keyword, vector, o);
   const double rrf_max = o.keyword_weight / (o.rrf_k + 1.0) + o.vector_weight / (o.rrf_k + 1.0);
 
   auto add = [&](const std::vector<Hit>& list, bool is_keyword) {

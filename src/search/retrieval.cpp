@@ -35,6 +35,8 @@ Mode hybrid(const SearchRequest& r, const KbScope& kb, const core::Filter& filte
   FusionOptions fo;
   fo.fusion = r.fusion.value_or(config.hybrid.fusion);
   fo.semantic_ratio = r.semantic_ratio.value_or(config.hybrid.semantic_ratio);
+  // A ratio the request names is the ratio it gets: fixed for that query.
+  fo.weighting = r.semantic_ratio ? "fixed" : config.hybrid.weighting;
   fo.rrf_k = config.hybrid.rrf_k;
   fo.keyword_weight = config.hybrid.keyword_weight;
   fo.vector_weight = config.hybrid.vector_weight;
@@ -62,6 +64,18 @@ Mode hybrid(const SearchRequest& r, const KbScope& kb, const core::Filter& filte
     if (e.code() == Code::invalid_argument || deadline_passed()) throw;
     resp.degraded.push_back(std::string(code_name(e.code())) + ": " + e.message() +
                             "; answered by keyword");
+    resp.hits = std::move(kw);
+    std::erase_if(resp.hits, [&](const Hit& h) { return h.score < r.min_score; });
+    complete_hits(kb.cat, kb.ref, r.query, resp.hits, r.top_k, r.advanced);
+    return Mode::keyword;
+  }
+  if (fo.weighting == "adaptive" && vec.source.provider)
+    fo.query_coverage = vec.source.provider->query_coverage(r.query);
+  // `auto` answers by keyword when the query's vector weight comes to nothing (the vector list
+  // shares none of the keyword list's top documents, or the model cannot read the query): the
+  // keyword hits and scores as they are, and `mode` says keyword (docs/search.md).
+  if (r.mode.value_or(kDefaultMode) == Mode::automatic && fo.fusion == "interpolation" &&
+      query_ratio(kw, vh, fo) == 0) {
     resp.hits = std::move(kw);
     std::erase_if(resp.hits, [&](const Hit& h) { return h.score < r.min_score; });
     complete_hits(kb.cat, kb.ref, r.query, resp.hits, r.top_k, r.advanced);

@@ -60,6 +60,16 @@ TEST(StaticProvider, MeanOfTokenVectorsSkippingUnknownAndSpecial) {
   EXPECT_EQ(p->count_tokens("cats unable"), 4u);
 }
 
+TEST(StaticProvider, QueryCoverageIsTheShareOfKnownWords) {
+  TempDir dir;
+  TinyModel{}.write(dir.path());
+  auto p = make_at(dir.path());
+  EXPECT_EQ(p->query_coverage("cat dog"), 1.0);
+  EXPECT_EQ(p->query_coverage("cat zebra"), 0.5);
+  EXPECT_EQ(p->query_coverage("zebra giraffe"), 0.0);
+  EXPECT_EQ(p->query_coverage(""), 0.0);
+}
+
 TEST(StaticProvider, UnknownOnlyTextIsTheZeroVector) {
   TempDir dir;
   TinyModel{}.write(dir.path());

@@ -51,6 +51,37 @@ TEST(Fusion, RatioZeroIsKeywordOrderAndOneIsVectorOrder) {
   EXPECT_EQ(ids(fuse(kw, vec, o, 3, 0)), (std::vector<std::string>{"c", "b", "a"}));
 }
 
+TEST(Fusion, AdaptiveWeightingFollowsAgreementAndCoverage) {
+  // Ten keyword documents k0..k9; the vector list shares `shared` of them at its top.
+  auto lists = [](int shared) {
+    std::vector<Hit> kw, vec;
+    for (int i = 0; i < 10; ++i) kw.push_back(hit("k" + std::to_string(i), 10 - i, 1));
+    for (int i = 0; i < 10; ++i)
+      vec.push_back(i < shared ? hit("k" + std::to_string(9 - i), 0, 0.9 - 0.01 * i)
+                               : hit("v" + std::to_string(i), 0, 0.9 - 0.01 * i));
+    return std::make_pair(kw, vec);
+  };
+  FusionOptions o;
+  o.semantic_ratio = 0.2;
+  o.weighting = "adaptive";
+  auto [kw0, vec0] = lists(0);
+  EXPECT_DOUBLE_EQ(query_ratio(kw0, vec0, o), 0.0);  // nothing shared: keyword alone
+  // With α_q = 0, the fused order is the keyword order, whatever the vector side says.
+  auto out = fuse(kw0, vec0, o, 10, 0);
+  ASSERT_FALSE(out.empty());
+  EXPECT_EQ(out[0].chunk_id, "k0");
+  auto [kw2, vec2] = lists(2);
+  EXPECT_NEAR(query_ratio(kw2, vec2, o), 0.2 * 0.4, 1e-12);  // 2 of 10 shared, full at 5
+  auto [kw6, vec6] = lists(6);
+  EXPECT_NEAR(query_ratio(kw6, vec6, o), 0.2, 1e-12);
+  o.query_coverage = 0.5;  // the embedder knows half the query's words
+  EXPECT_NEAR(query_ratio(kw6, vec6, o), 0.2 * 0.0625, 1e-12);
+  o.query_coverage = 0.0;
+  EXPECT_DOUBLE_EQ(query_ratio(kw6, vec6, o), 0.0);
+  o.weighting = "fixed";
+  EXPECT_DOUBLE_EQ(query_ratio(kw0, vec0, o), 0.2);
+}
+
 TEST(Fusion, RrfIsDividedByItsMaximumSoTheTopOfBothListsScoresOne) {
   std::vector<Hit> kw = {hit("a", 3, 1), hit("b", 2, .6)};
   std::vector<Hit> vec = {hit("a", 0.1, 0.95), hit("c", 0.3, 0.85)};

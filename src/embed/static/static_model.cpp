@@ -139,6 +139,21 @@ std::unique_ptr<StaticModel> StaticModel::load(const std::string& dir) {
   return m;
 }
 
+double StaticModel::coverage(std::string_view text) const {
+  std::vector<std::int32_t> ids;
+  tok_.encode(text, ids);
+  std::size_t known = 0, all = 0;
+  for (std::int32_t id : ids) {
+    if (id == tok_.unk_id()) {
+      ++all;
+    } else if (!tok_.is_special(id)) {
+      ++all;
+      ++known;
+    }
+  }
+  return all == 0 ? 0.0 : static_cast<double>(known) / static_cast<double>(all);
+}
+
 std::vector<float> StaticModel::embed(std::string_view text) const {
   thread_local std::vector<std::int32_t> ids;
   thread_local std::vector<float> row;

@@ -43,6 +43,8 @@ class StaticModel {
   // L2-normalised. A text with no known token gives the zero vector: there is nothing to say
   // about it, and a zero vector scores 0 against everything instead of pointing somewhere.
   std::vector<float> embed(std::string_view text) const;
+  // The share of the text's tokens that are in the vocabulary (not [UNK]); 0 for no tokens.
+  double coverage(std::string_view text) const;
 
   const WordPieceTokenizer& tokenizer() const { return tok_; }
   const StaticModelInfo& info() const { return info_; }

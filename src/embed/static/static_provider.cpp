@@ -122,6 +122,9 @@ class StaticProvider final : public EmbeddingProvider {
     return out;
   }
   Vector embed_query(const std::string& text) override { return loaded().embed(text); }
+  std::optional<double> query_coverage(const std::string& text) override {
+    return loaded().coverage(text);
+  }
 
  private:
   const StaticModel* try_model() const {
