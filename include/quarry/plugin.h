@@ -30,7 +30,9 @@
 
 namespace quarry {
 
-inline constexpr int kPluginApiVersion = 1;
+// 2: EmbeddingProvider gained query_coverage() (a new virtual: a plugin built against 1 has
+// the old vtable and is refused rather than called through it).
+inline constexpr int kPluginApiVersion = 2;
 
 // One setting a plugin reads from its `settings` object.
 struct PluginSetting {
