@@ -181,6 +181,19 @@ TEST(KbConfigSet, NullResetsTopLevelSettingsAndModesTakeACommaList) {
   EXPECT_EQ(error_of([&] { kb_config_set(c, "modes", "keyword,sideways"); }).second, "modes");
 }
 
+TEST(KbConfigSet, NullResetsHybridSettings) {
+  KbConfig c = kb_config_set({}, "hybrid.semantic_ratio", "0.1");
+  c = kb_config_set(c, "hybrid.weighting", "fixed");
+  EXPECT_EQ(c.hybrid.semantic_ratio, 0.1);
+  EXPECT_EQ(c.hybrid.weighting, "fixed");
+  c = kb_config_set(c, "hybrid.semantic_ratio", "null");
+  c = kb_config_set(c, "hybrid.weighting", "null");
+  EXPECT_EQ(c.hybrid.semantic_ratio, HybridConfig{}.semantic_ratio);
+  EXPECT_EQ(c.hybrid.weighting, "adaptive");
+  EXPECT_EQ(error_of([&] { kb_config_set(c, "hybrid.weighting", "sometimes"); }).second,
+            "hybrid.weighting");
+}
+
 TEST(KbConfigSet, UnknownDottedKeyIsNamed) {
   auto [code, field] = error_of([] { kb_config_set({}, "chunking.max_tokns", "100"); });
   EXPECT_EQ(code, Code::invalid_argument);
