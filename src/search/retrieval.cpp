@@ -74,8 +74,13 @@ Mode hybrid(const SearchRequest& r, const KbScope& kb, const core::Filter& filte
   // `auto` answers by keyword when the query's vector weight comes to nothing (the vector list
   // shares none of the keyword list's top documents, or the model cannot read the query): the
   // keyword hits and scores as they are, and `mode` says keyword (docs/search.md).
+  // The query's own ratio, worked out once: the fusion below uses it as given.
+  if (fo.fusion == "interpolation") {
+    fo.semantic_ratio = query_ratio(kw, vh, fo);
+    fo.weighting = "fixed";
+  }
   if (r.mode.value_or(kDefaultMode) == Mode::automatic && fo.fusion == "interpolation" &&
-      query_ratio(kw, vh, fo) == 0) {
+      fo.semantic_ratio == 0) {
     resp.hits = std::move(kw);
     std::erase_if(resp.hits, [&](const Hit& h) { return h.score < r.min_score; });
     complete_hits(kb.cat, kb.ref, r.query, resp.hits, r.top_k, r.advanced);
