@@ -66,14 +66,16 @@ package: build
 test-fast: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-# The browser end-to-end test (js_ui) runs once, in the release pass: under ASan it would
-# only re-drive the same REST routes that the unit, contract and MCP tests cover there.
+# The unit and contract tests under ASan + UBSan. The end-to-end tests (the binary driven by
+# scripts, node, python and the browser, the kill-and-restart rounds, the docs' examples, the
+# install) run once, in the release pass: CMakeLists.txt registers them only there
+# (QUARRY_E2E_TESTS), and the sanitizer build builds neither them nor quarry-bench.
 test-asan: build-asan
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  ctest --output-on-failure -j $(JOBS) -E '^js_ui$$'
+	  ctest --output-on-failure -j $(JOBS)
 
 
-# CI: the regular build and its tests, then the whole suite again under ASan + UBSan.
+# CI: the regular build and every test, then the unit and contract tests again under ASan + UBSan.
 test: test-fast test-asan
 
 format:

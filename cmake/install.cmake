@@ -42,7 +42,11 @@ add_custom_command(OUTPUT ${_man}
           -DOUT=${_man} -P ${CMAKE_SOURCE_DIR}/cmake/make_man.cmake
   DEPENDS quarry ${CMAKE_SOURCE_DIR}/cmake/make_man.cmake
   COMMENT "Writing quarry(1) from quarry --help")
-add_custom_target(man ALL DEPENDS ${_man})
+if(QUARRY_SANITIZE)
+  add_custom_target(man DEPENDS ${_man})  # the sanitizer build is for tests, never installed
+else()
+  add_custom_target(man ALL DEPENDS ${_man})
+endif()
 
 # --- runtime ---------------------------------------------------------------------------------------
 install(TARGETS quarry RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
