@@ -35,6 +35,12 @@ struct ChunkingConfig {
   std::optional<int> max_tokens;  // 16..8191, default 512; refused under `none`
   std::optional<int>
       overlap_tokens;  // <= max_tokens/2, default min(64, max/8); refused under `none`
+  // icu | none. icu: text written without spaces (Han, Kana, Thai, Lao, Khmer, Myanmar) is cut
+  // between ICU's dictionary words, and the approximate tokenizer counts Thai, Lao, Khmer and
+  // Myanmar by those words (approx-wordpiece-v2). none: as before the setting existed (a config
+  // without the key means none, so KBs made before it keep their chunking revision); a new KB
+  // gets icu unless its config says otherwise (Engine::create_kb).
+  std::string segmenter = "none";
 
   int effective_max_tokens() const { return max_tokens.value_or(512); }
   int effective_overlap_tokens() const {

@@ -1,6 +1,9 @@
 // The default Tokenizer: a word-piece approximation of a BERT-style WordPiece tokenizer
 // (docs/chunking.md, "The approximate tokenizer"). It runs over every ingested document, so it is
 // one forward pass over the bytes with a table lookup for ASCII and no allocation beyond `out`.
+// Version 2 (KBs whose chunking.segmenter is icu) differs in one rule: a run of Thai, Lao, Khmer
+// or Myanmar, written without spaces, is cut into ICU's dictionary words before rule 3 counts
+// each word; version 1 counted the whole run as one long word.
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -10,6 +13,7 @@
 #include <vector>
 
 #include "chunk/chunker.h"
+#include "core/segment.h"
 
 namespace quarry::chunk {
 
@@ -67,31 +71,87 @@ Cls classify(char32_t cp) {
   return Cls::word;  // Latin-1 letters, Greek, Cyrillic, Arabic, Hebrew, Indic, Hangul, ...
 }
 
-// Decodes the code point at p[i] (p[i] >= 0x80). An invalid or truncated sequence yields length 1
-// and a single-token class, so malformed input never splits inside a valid code point or crashes.
-Cls classify_multibyte(const unsigned char* p, std::size_t n, std::size_t i, std::size_t& len) {
+// Decodes the code point at p[i] (p[i] >= 0x80) into cp. An invalid or truncated sequence yields
+// length 1, cp 0 and a single-token class, so malformed input never splits inside a valid code
+// point or crashes.
+Cls classify_multibyte(const unsigned char* p, std::size_t n, std::size_t i, std::size_t& len,
+                       char32_t& cp) {
   unsigned char b = p[i];
   std::size_t need = b >= 0xF0 && b <= 0xF4 ? 4 : b >= 0xE0 ? 3 : b >= 0xC2 && b <= 0xDF ? 2 : 0;
   if (b >= 0xF5) need = 0;
+  cp = 0;
   if (need == 0 || i + need > n) {
     len = 1;
     return Cls::single;
   }
-  char32_t cp = b & (need == 2 ? 0x1F : need == 3 ? 0x0F : 0x07);
+  char32_t c = b & (need == 2 ? 0x1F : need == 3 ? 0x0F : 0x07);
   for (std::size_t k = 1; k < need; ++k) {
     if ((p[i + k] & 0xC0) != 0x80) {
       len = 1;
       return Cls::single;
     }
-    cp = (cp << 6) | (p[i + k] & 0x3F);
+    c = (c << 6) | (p[i + k] & 0x3F);
   }
   len = need;
-  return classify(cp);
+  cp = c;
+  return classify(c);
 }
 
-// One pass over `text`, calling emit(begin, end) for every token in order.
+// The end of the run of Thai, Lao, Khmer or Myanmar code points that starts at p[i].
+std::size_t southeast_asian_run_end(const unsigned char* p, std::size_t n, std::size_t i) {
+  while (i < n && p[i] >= 0x80) {
+    std::size_t len = 1;
+    char32_t cp = 0;
+    classify_multibyte(p, n, i, len, cp);
+    if (!core::is_southeast_asian(cp)) break;
+    i += len;
+  }
+  return i;
+}
+
+// Version 2's rule for a run [b, e) of a Southeast Asian script: ICU's words, each cut into
+// pieces of 6, then 4 code points like any word; a character outside every word (a sign such
+// as ๆ or ฯ) is a token of its own.
 template <class Emit>
-void scan(std::string_view text, Emit&& emit) {
+void scan_southeast_asian(std::string_view text, std::size_t b, std::size_t e, Emit& emit) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  auto step = [&](std::size_t i) {
+    std::size_t len = 1;
+    char32_t cp = 0;
+    classify_multibyte(p, e, i, len, cp);
+    return len;
+  };
+  auto singles = [&](std::size_t from, std::size_t to) {
+    for (std::size_t i = from; i < to; i += step(i)) emit(i, i + step(i));
+  };
+  std::size_t at = b;
+  core::segment_run(text.substr(b, e - b), core::Segmenter::icu,
+                    [&](std::size_t wb, std::size_t we) {
+                      wb += b;
+                      we += b;
+                      singles(at, wb);
+                      std::size_t begin = wb;
+                      int chars = 0;
+                      int limit = kFirstPieceChars;
+                      for (std::size_t i = wb; i < we; i += step(i)) {
+                        if (chars == limit) {
+                          emit(begin, i);
+                          begin = i;
+                          chars = 0;
+                          limit = kNextPieceChars;
+                        }
+                        ++chars;
+                      }
+                      emit(begin, we);
+                      at = we;
+                    });
+  singles(at, e);
+}
+
+// One pass over `text`, calling emit(begin, end) for every token in order. `words`: version 2
+// (Southeast Asian runs cut into ICU's words).
+template <class Emit>
+void scan(std::string_view text, bool words, Emit&& emit) {
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   const std::size_t n = text.size();
   enum class Open { none, word, single } open = Open::none;
@@ -105,7 +165,15 @@ void scan(std::string_view text, Emit&& emit) {
   std::size_t i = 0;
   while (i < n) {
     std::size_t len = 1;
-    Cls cls = p[i] < 0x80 ? kAscii[p[i]] : classify_multibyte(p, n, i, len);
+    char32_t cp = 0;
+    Cls cls = p[i] < 0x80 ? kAscii[p[i]] : classify_multibyte(p, n, i, len, cp);
+    if (words && cls == Cls::word && cp != 0 && core::is_southeast_asian(cp)) {
+      close(i);
+      const std::size_t e = southeast_asian_run_end(p, n, i);
+      scan_southeast_asian(text, i, e, emit);
+      i = e;
+      continue;
+    }
     switch (cls) {
       case Cls::space:
         close(i);
@@ -156,27 +224,34 @@ void scan(std::string_view text, Emit&& emit) {
 
 class ApproxTokenizer final : public Tokenizer {
  public:
-  std::string id() const override { return "approx-wordpiece-v1"; }
+  explicit ApproxTokenizer(bool words) : words_(words) {}
+
+  std::string id() const override {
+    return words_ ? "approx-wordpiece-v2" : "approx-wordpiece-v1";
+  }
 
   void spans(std::string_view text,
              std::vector<std::pair<std::uint32_t, std::uint32_t>>& out) const override {
     out.clear();
-    scan(text, [&](std::size_t b, std::size_t e) {
+    scan(text, words_, [&](std::size_t b, std::size_t e) {
       out.emplace_back(static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(e));
     });
   }
 
   int count(std::string_view text) const override {
     int n = 0;
-    scan(text, [&](std::size_t, std::size_t) { ++n; });
+    scan(text, words_, [&](std::size_t, std::size_t) { ++n; });
     return n;
   }
+
+ private:
+  bool words_;
 };
 
 }  // namespace
 
-std::unique_ptr<Tokenizer> make_approx_tokenizer() {
-  return std::make_unique<ApproxTokenizer>();
+std::unique_ptr<Tokenizer> make_approx_tokenizer(bool words) {
+  return std::make_unique<ApproxTokenizer>(words);
 }
 
 }  // namespace quarry::chunk

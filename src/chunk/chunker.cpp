@@ -40,6 +40,7 @@ WindowSettings settings_for(const ChunkOptions& opts, bool prose) {
   s.overlap_tokens = opts.overlap_tokens;
   s.max_chunks = static_cast<std::size_t>(opts.max_chunks);
   s.prose = prose;
+  s.words = opts.words;
   return s;
 }
 

@@ -18,7 +18,9 @@ namespace quarry::chunk {
 // (docs/chunking.md); a KB whose embedding model has its own tokenizer counts with that one.
 using Tokenizer = core::Tokenizer;
 
-std::unique_ptr<Tokenizer> make_approx_tokenizer();
+// `words`: version 2, for KBs whose chunking.segmenter is icu (Thai, Lao, Khmer and Myanmar runs
+// counted by ICU's words); else version 1, as every KB made before that setting counts.
+std::unique_ptr<Tokenizer> make_approx_tokenizer(bool words = false);
 
 // Budget bounds of SPEC §3 (max_tokens 16..8191; overlap_tokens 0..max_tokens/2).
 inline constexpr int kMinMaxTokens = 16;
@@ -29,6 +31,10 @@ struct ChunkOptions {
   int max_tokens = 512;
   int overlap_tokens = 64;
   int max_chunks = 2000;  // more -> Error(too_many_chunks)
+  // chunking.segmenter icu: inside text written without spaces (Han, Kana, Thai, ...) a window
+  // ends between two of ICU's dictionary words, never inside one; false (`none`, KBs made before
+  // the setting): between any two tokens.
+  bool words = false;
 };
 
 // `o` with its budgets capped so that every chunk fits the embedding model's input

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "core/segment.h"
 #include "quarry/error.h"
 
 namespace quarry::chunk {
@@ -97,6 +98,7 @@ int WindowPlanner::plan_windows(std::uint32_t begin, std::uint32_t end, int unit
     sp.first += begin;
     sp.second += begin;
   }
+  compute_word_starts(begin, end);
   compute_levels();
   int planned = 0;
   std::size_t s = 0;
@@ -127,6 +129,22 @@ void WindowPlanner::push(std::vector<PlannedChunk>& out, PlannedChunk chunk) con
               {{"count", std::to_string(estimate)}, {"limit", limit}});
 }
 
+void WindowPlanner::compute_word_starts(std::uint32_t begin, std::uint32_t end) {
+  word_starts_.clear();
+  if (!settings_.words) return;
+  const std::string_view unit = text_.substr(begin, end - begin);
+  core::script_runs(unit, [&](std::size_t rb, std::size_t re, bool unspaced) {
+    if (!unspaced) return;
+    word_starts_.push_back(begin + static_cast<std::uint32_t>(rb));
+    core::segment_run(unit.substr(rb, re - rb), core::Segmenter::icu,
+                      [&](std::size_t wb, std::size_t) {
+                        word_starts_.push_back(begin + static_cast<std::uint32_t>(rb + wb));
+                      });
+    word_starts_.push_back(begin + static_cast<std::uint32_t>(re));
+  });
+  std::sort(word_starts_.begin(), word_starts_.end());
+}
+
 void WindowPlanner::compute_levels() {
   const std::size_t n = spans_.size();
   levels_.assign(n, kAdjacent);
@@ -140,6 +158,9 @@ void WindowPlanner::compute_levels() {
     const std::uint32_t gap_begin = spans_[i - 1].second;
     const std::uint32_t next_begin = spans_[i].first;
     std::uint8_t level = next_begin > gap_begin ? kSpace : kAdjacent;
+    if (level == kAdjacent && !word_starts_.empty() &&
+        std::binary_search(word_starts_.begin(), word_starts_.end(), next_begin))
+      level = kSpace;  // between two words of text written without spaces
     int newlines = 0;
     for (std::uint32_t k = gap_begin; k < next_begin; ++k) newlines += text_[k] == '\n';
     for (; m != marks_.end() && m->offset <= next_begin; ++m) {

@@ -28,6 +28,9 @@ struct WindowSettings {
   // Prose: sentence ends are good cuts, verbatim regions (code, tables) are kept whole when they
   // fit. Code: every line break is a good cut.
   bool prose = true;
+  // Text without spaces (Han, Kana, Thai, ...): a cut between two of ICU's words counts as a cut
+  // at white space (ChunkOptions::words).
+  bool words = false;
 };
 
 // Narrows [begin, end) past white space at both ends: ASCII white space and the Unicode spaces
@@ -49,6 +52,7 @@ class WindowPlanner {
   int plan_windows(std::uint32_t begin, std::uint32_t end, int unit, int whole,
                    std::vector<PlannedChunk>& out);
   void compute_levels();
+  void compute_word_starts(std::uint32_t begin, std::uint32_t end);
   bool ends_sentence(std::size_t i) const;
   std::size_t cut(std::size_t s, std::size_t prev_end, int& tokens) const;
   std::size_t choose(std::size_t s, std::size_t e_max, std::size_t prev_end) const;
@@ -67,6 +71,8 @@ class WindowPlanner {
   // The unit being planned: absolute token spans, and levels_[i] = how good a cut before token i.
   std::vector<std::pair<std::uint32_t, std::uint32_t>> spans_;
   std::vector<std::uint8_t> levels_;
+  // With settings_.words: the sorted offsets where a word of an unspaced run begins or a run ends.
+  std::vector<std::uint32_t> word_starts_;
 };
 
 }  // namespace quarry::chunk

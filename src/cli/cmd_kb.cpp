@@ -41,7 +41,7 @@ void print_kb_human(const KbInfo& k) {
   std::cout << "\n  chunking: " << c.chunking.profile;
   if (c.chunking.profile != "none")
     std::cout << " (max_tokens " << k.chunk_max_tokens << ", overlap " << k.chunk_overlap_tokens
-              << ", tokens: " << k.chunk_tokenizer << ")";
+              << ", segmenter " << c.chunking.segmenter << ", tokens: " << k.chunk_tokenizer << ")";
   std::cout << "\n";
   if (!c.subjects.keys.empty()) {
     std::cout << "  subjects (" << c.subjects.rule << "): ";

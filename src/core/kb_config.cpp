@@ -71,8 +71,11 @@ void apply_chunking(const json& j, ChunkingConfig& c) {
         c.overlap_tokens.reset();
       else
         c.overlap_tokens = get_int(v, f, 0, 4095);
+    } else if (k == "segmenter") {
+      c.segmenter = v.is_null() ? "icu" : get_string(v, f);  // null: a new KB's default
+      if (c.segmenter != "icu" && c.segmenter != "none") bad(f, "must be one of icu, none");
     } else {
-      unknown_key(f, "profile, max_tokens, overlap_tokens");
+      unknown_key(f, "profile, max_tokens, overlap_tokens, segmenter");
     }
   }
 }
@@ -326,6 +329,7 @@ json kb_config_to_json(const KbConfig& c) {
   json ch = {{"profile", c.chunking.profile}};
   if (c.chunking.max_tokens) ch["max_tokens"] = *c.chunking.max_tokens;
   if (c.chunking.overlap_tokens) ch["overlap_tokens"] = *c.chunking.overlap_tokens;
+  ch["segmenter"] = c.chunking.segmenter;
   json out = {
       {"description", c.description},
       {"modes", mode_list_json(c.modes)},
@@ -400,6 +404,8 @@ std::string config_revision(const KbConfig& c, const std::string& tokenizer) {
                 {"overlap_tokens", c.chunking.effective_overlap_tokens()},
                 {"revision", c.revision}};
   if (!tokenizer.empty()) parts["tokenizer"] = tokenizer;
+  // none is how every KB was cut before the setting: their revisions stay what they were.
+  if (c.chunking.segmenter != "none") parts["segmenter"] = c.chunking.segmenter;
   return sha256_hex(parts.dump()).substr(0, 16);
 }
 

@@ -34,12 +34,16 @@ bool is_cjk(char32_t c) {
          (c >= 0xFF66 && c <= 0xFFDC) || (c >= 0x20000 && c <= 0x323AF);
 }
 
+}  // namespace
+
 // Thai, Lao, Myanmar, Khmer: letters that combine, cut by ICU's dictionaries in every mode.
 bool is_southeast_asian(char32_t c) {
   return (c >= 0x0E00 && c <= 0x0EFF) || (c >= 0x1000 && c <= 0x109F) ||
          (c >= 0x1780 && c <= 0x17FF) || (c >= 0x19E0 && c <= 0x19FF) ||
          (c >= 0xA9E0 && c <= 0xA9FF) || (c >= 0xAA60 && c <= 0xAA7F);
 }
+
+namespace {
 
 bool is_mark(char32_t c) {
   const auto t = u_charType(static_cast<UChar32>(c));
@@ -104,7 +108,7 @@ void bigrams(std::string_view run, std::size_t base,
   std::vector<std::size_t> at;  // each character's start, then the end
   for (std::size_t i = 0, len = 1; i < run.size(); i += len) {
     at.push_back(i);
-    decode_utf8(run, i, &len);
+    decode_checked(run, i, &len);
   }
   at.push_back(run.size());
   const std::size_t n = at.size() - 1;
@@ -199,10 +203,6 @@ std::string fold_text(std::string_view text) {
 
 bool is_unspaced(char32_t cp) {
   return is_cjk(cp) || is_southeast_asian(cp);
-}
-
-char32_t decode_utf8(std::string_view t, std::size_t i, std::size_t* len) {
-  return decode_checked(t, i, len);
 }
 
 void script_runs(std::string_view text,

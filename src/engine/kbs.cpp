@@ -28,11 +28,18 @@ void check_embedder_endpoint(const KbConfig& c) {
     throw *refused;
 }
 
-KbConfig parse_config(const std::string& text) {
+// A new KB's config. What it leaves out takes today's defaults, and chunking.segmenter's is icu
+// (a stored config without the key is one made before it: none).
+KbConfig parse_new_config(const std::string& text) {
   json j = text.empty() ? json::object() : json::parse(text, nullptr, false);
   if (j.is_discarded())
     throw Error(Code::invalid_argument, "config is not valid JSON", {{"field", "config"}});
-  return core::kb_config_from_json(j);
+  KbConfig config = core::kb_config_from_json(j);
+  const bool segmenter_given =
+      j.is_object() && j.contains("chunking") && j["chunking"].is_object() &&
+      j["chunking"].contains("segmenter");
+  if (!segmenter_given) config.chunking.segmenter = "icu";
+  return config;
 }
 
 // Keyword indexing is synchronous: a scope with documents is ready; an empty one not_built.
@@ -47,7 +54,7 @@ IndexStatus scope_status(bool has_documents) {
 
 KbInfo EngineImpl::create_kb(const std::string& name, const std::string& config_json) {
   core::validate_kb_name(name);
-  KbConfig config = parse_config(config_json);
+  KbConfig config = parse_new_config(config_json);
   vectors_->for_kb(name, config);  // unknown provider/store ids fail before anything is made
   check_embedder_endpoint(config);
   catalog::WriterLock lock(layout_.data_dir, opts_.lock_timeout_ms);

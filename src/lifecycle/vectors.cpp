@@ -58,7 +58,8 @@ Vectors::Vectors(std::string data_dir, catalog::Catalog& cat, SecretLookup secre
     : data_dir_(std::move(data_dir)),
       cat_(cat),
       secret_(std::move(secret)),
-      approx_(chunk::make_approx_tokenizer()) {}
+      approx_(chunk::make_approx_tokenizer(false)),
+      approx_words_(chunk::make_approx_tokenizer(true)) {}
 Vectors::~Vectors() = default;
 
 store::VectorStore& Vectors::store_for(const KbConfig& config) {
@@ -327,7 +328,9 @@ chunk::Chunking Vectors::chunking(const std::string& kb, const KbConfig& config)
   const KbVectors& v = for_kb(kb, config);
   chunk::Chunking c;
   c.options = chunk::within_model_limit(chunk::chunk_options(config), v.token_limit);
-  c.tokenizer = v.tokenizer ? v.tokenizer.get() : approx_.get();
+  c.tokenizer = v.tokenizer                              ? v.tokenizer.get()
+                : config.chunking.segmenter == "icu" ? approx_words_.get()
+                                                     : approx_.get();
   c.revision = chunking_revision(v, config);
   return c;
 }

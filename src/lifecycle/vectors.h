@@ -144,7 +144,9 @@ class Vectors {
   std::string data_dir_;
   catalog::Catalog& cat_;
   SecretLookup secret_;
-  std::unique_ptr<chunk::Tokenizer> approx_;  // for KBs whose embedder has no tokenizer
+  // For KBs whose embedder has no tokenizer: version 1, and version 2 for chunking.segmenter icu.
+  std::unique_ptr<chunk::Tokenizer> approx_;
+  std::unique_ptr<chunk::Tokenizer> approx_words_;
   std::map<std::string, std::unique_ptr<store::VectorStore>> stores_;           // by id + settings
   std::map<std::string, std::unique_ptr<KbVectors>> kbs_;                       // by kb + config
   std::map<std::string, std::shared_ptr<embed::EmbeddingProvider>> providers_;  // by embedder

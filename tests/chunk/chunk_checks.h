@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "chunk/chunker.h"
+#include "core/segment.h"
 
 namespace quarry::chunk::test {
 
@@ -202,5 +203,54 @@ class MarkdownGen {
 
   std::mt19937 rng_;
 };
+
+// Offsets in `text` where one of ICU's words of an unspaced run (Han, Kana, Thai, ...) begins or
+// ends, and where every script run begins and ends: where a window may end under
+// chunking.segmenter icu.
+inline std::set<std::size_t> word_boundaries(std::string_view text) {
+  std::set<std::size_t> at{0, text.size()};
+  core::script_runs(text, [&](std::size_t rb, std::size_t re, bool unspaced) {
+    at.insert(rb);
+    at.insert(re);
+    if (!unspaced) return;
+    core::segment_run(text.substr(rb, re - rb), core::Segmenter::icu,
+                      [&](std::size_t b, std::size_t e) {
+                        at.insert(rb + b);
+                        at.insert(rb + e);
+                      });
+  });
+  return at;
+}
+
+// The spans of `tok` over `text` are as many as its count, ordered, non-empty, inside the text,
+// never start or end inside a code point, hold no ASCII space, and cover every byte of ink
+// (`all_ink`: every non-space byte; else only ASCII ones).
+inline void check_spans(const Tokenizer& tok, const std::string& text, bool all_ink) {
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> sp;
+  tok.spans(text, sp);
+  EXPECT_EQ(static_cast<int>(sp.size()), tok.count(text)) << text;
+  std::vector<bool> in_token(text.size(), false);
+  std::uint32_t last = 0;
+  for (auto [b, e] : sp) {
+    ASSERT_LT(b, e) << text;
+    ASSERT_GE(b, last) << text;
+    ASSERT_LE(e, text.size()) << text;
+    ASSERT_NE(static_cast<unsigned char>(text[b]) & 0xC0, 0x80) << text;
+    if (e < text.size()) {
+      ASSERT_NE(static_cast<unsigned char>(text[e]) & 0xC0, 0x80) << text;
+    }
+    for (auto k = b; k < e; ++k) {
+      ASSERT_FALSE(is_ascii_space(text[k])) << text;
+      in_token[k] = true;
+    }
+    last = e;
+  }
+  for (std::size_t k = 0; k < text.size(); ++k) {
+    const auto u = static_cast<unsigned char>(text[k]);
+    if (!is_ascii_space(text[k]) && (all_ink || u < 0x80)) {
+      EXPECT_TRUE(in_token[k]) << text << " byte " << k;
+    }
+  }
+}
 
 }  // namespace quarry::chunk::test

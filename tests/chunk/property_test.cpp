@@ -105,6 +105,29 @@ TEST(ChunkInvariants, HoldOnHundredsOfRandomDocuments) {
   EXPECT_GT(checked, 350);
 }
 
+// The same under chunking.segmenter icu (windows end between ICU's words; approx-wordpiece-v2),
+// with unspaced Thai and Chinese mixed in.
+TEST(ChunkInvariants, HoldUnderTheIcuSegmenter) {
+  MarkdownGen gen(777);
+  const auto v2 = make_approx_tokenizer(true);
+  const char* unspaced[] = {"ภาษาไทยเป็นภาษาที่สวยงาม", "我们使用向量数据库来存储嵌入",
+                            "東京の天気は晴れです", "ພາສາລາວ", "ភាសាខ្មែរ"};
+  int checked = 0;
+  for (int round = 0; round < 200; ++round) {
+    std::string md = gen.document();
+    for (int k = gen.pick(6); k > 0; --k) md += unspaced[gen.pick(5)];
+    if (v2->count(md) == 0) continue;
+    int max = 16 + gen.pick(200);
+    ChunkOptions o = options(round % 5 == 0 ? "code" : "prose", max, gen.pick(max / 2 + 1));
+    o.words = true;
+    o.max_chunks = 100000;
+    SCOPED_TRACE("round " + std::to_string(round) + "\n" + md);
+    ASSERT_TRUE(check_invariants(md, chunk_markdown(md, o, *v2), o, *v2));
+    ++checked;
+  }
+  EXPECT_GT(checked, 150);
+}
+
 // Like a model tokenizer that adds [CLS] and [SEP]: a text counts more than its spans, so windows
 // cut at max_tokens spans must shrink until their own count fits.
 class SpecialTokensTokenizer : public Tokenizer {

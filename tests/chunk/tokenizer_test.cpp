@@ -117,31 +117,7 @@ TEST(ApproxTokenizer, SpansAreOrderedNonEmptyAndCoverAllInkOnRandomText) {
     std::string text;
     int n = static_cast<int>(rng() % 60);
     for (int i = 0; i < n; ++i) text += alphabet[rng() % std::size(alphabet)];
-    Spans sp = spans_of(text);
-    EXPECT_EQ(static_cast<int>(sp.size()), approx().count(text)) << text;
-    std::vector<bool> in_token(text.size(), false);
-    std::uint32_t last = 0;
-    for (auto [b, e] : sp) {
-      ASSERT_LT(b, e) << text;
-      ASSERT_GE(b, last) << text;
-      ASSERT_LE(e, text.size()) << text;
-      // Never starts or ends inside a code point.
-      ASSERT_NE(static_cast<unsigned char>(text[b]) & 0xC0, 0x80) << text;
-      if (e < text.size()) {
-        ASSERT_NE(static_cast<unsigned char>(text[e]) & 0xC0, 0x80) << text;
-      }
-      for (auto k = b; k < e; ++k) {
-        ASSERT_FALSE(test::is_ascii_space(text[k])) << text;
-        in_token[k] = true;
-      }
-      last = e;
-    }
-    for (std::size_t k = 0; k < text.size(); ++k) {
-      auto u = static_cast<unsigned char>(text[k]);
-      if (u < 0x80 && !test::is_ascii_space(text[k])) {
-        EXPECT_TRUE(in_token[k]) << text;
-      }
-    }
+    test::check_spans(approx(), text, false);
   }
 }
 

@@ -194,6 +194,23 @@ TEST(KbConfigSet, NullResetsHybridSettings) {
             "hybrid.weighting");
 }
 
+// chunking.segmenter: a stored config without it is a KB from before the setting (none), whose
+// chunking revision must not move; icu is part of the revision; null sets icu.
+TEST(KbConfigSet, ChunkingSegmenterIsInTheRevisionOnlyWhenNotNone) {
+  const KbConfig old = kb_config_from_json(nlohmann::json::parse(R"({"chunking": {"max_tokens": 256}})"));
+  EXPECT_EQ(old.chunking.segmenter, "none");
+  EXPECT_EQ(kb_config_to_json(old)["chunking"]["segmenter"], "none");
+  KbConfig none = kb_config_set(old, "chunking.segmenter", "none");
+  EXPECT_EQ(config_revision(none), config_revision(old));
+  KbConfig icu = kb_config_set(old, "chunking.segmenter", "icu");
+  EXPECT_NE(config_revision(icu), config_revision(old));
+  EXPECT_EQ(kb_config_set(old, "chunking.segmenter", "null").chunking.segmenter, "icu");
+  // Round trip: what is stored reads back the same.
+  EXPECT_EQ(kb_config_from_json(kb_config_to_json(icu)).chunking.segmenter, "icu");
+  EXPECT_EQ(error_of([&] { kb_config_set(old, "chunking.segmenter", "bigram"); }).second,
+            "chunking.segmenter");
+}
+
 TEST(KbConfigSet, UnknownDottedKeyIsNamed) {
   auto [code, field] = error_of([] { kb_config_set({}, "chunking.max_tokns", "100"); });
   EXPECT_EQ(code, Code::invalid_argument);

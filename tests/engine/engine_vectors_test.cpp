@@ -374,13 +374,15 @@ TEST_F(EngineTest, ABlockedEmbedderEndpointIsRefusedAtConfigurationAndExplainedA
   json allowed = blocked;
   allowed["embedder"]["settings"]["allow_private"] = true;
   engine->create_kb("old", allowed.dump());
-  // A KB made before the check: its config holds the refused endpoint.
+  // A KB made before the check: its config holds the refused endpoint (and all else it has).
   {
     auto cat = catalog();
     catalog::AuditEntry a;
     a.actor = "tester";
     a.action = "kb.set";
-    cat->kbs().update_config(ref(*cat, "old"), blocked.dump(), a);
+    json stored = json::parse(cat->kbs().get("old").config_json);
+    stored["embedder"]["settings"].erase("allow_private");
+    cat->kbs().update_config(ref(*cat, "old"), stored.dump(), a);
   }
   auto item = engine->ingest_bytes("old", "a.md", "# A\n\nhello world\n", {});
   EXPECT_EQ(item.vector_status, "not_built");

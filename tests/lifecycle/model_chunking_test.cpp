@@ -112,7 +112,7 @@ TEST_F(ModelChunking, SwitchingToTheModelRecutsTheDocuments) {
   const std::string doc = add("k", "pumps.md", long_document()).doc_id;
   ASSERT_EQ(catalog()->documents().chunks_of(ref(*catalog(), "k"), doc).size(),
             1u);  // approximate tokens: it fits whole
-  EXPECT_EQ(engine->describe_kb("k").chunk_tokenizer, "approx-wordpiece-v1");
+  EXPECT_EQ(engine->describe_kb("k").chunk_tokenizer, "approx-wordpiece-v2");
   EXPECT_EQ(engine->describe_kb("k").chunk_max_tokens, 512);
   EXPECT_EQ(engine->reindex("k", {}).documents, 1);
 
