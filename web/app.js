@@ -386,6 +386,10 @@ async function viewKbForm(v, kb, into = main) {
   const profile = select('chunking.profile', ['prose', 'code', 'none'], ch.profile || 'prose');
   const maxTok = num('chunking.max_tokens', ch.max_tokens, { min: 16, max: 8191, placeholder: String(ch.effective_max_tokens || 'default') });
   const overlap = num('chunking.overlap_tokens', ch.overlap_tokens, { min: 0, placeholder: String(ch.effective_overlap_tokens ?? 'default') });
+  const chunkSeg = select('chunking.segmenter', [['icu', 'icu: between dictionary words'], ['none', 'none: between any characters']], ch.segmenter || 'icu');
+  const kwCfg = cfg.keyword || {};
+  const kwSeg = select('keyword.segmenter', [['icu', 'icu: dictionary words'], ['bigram', 'bigram: overlapping character pairs']], kwCfg.segmenter || 'icu');
+  const kwDia = select('keyword.diacritics', [['fold', 'fold: café matches cafe'], ['keep', 'keep: accents count']], kwCfg.diacritics || 'fold');
 
   // Embedder: provider id and model ("static:glove-100d" is provider static, model glove-100d).
   const [pid, ...rest] = (emb.provider || '').split(':');
@@ -413,6 +417,7 @@ async function viewKbForm(v, kb, into = main) {
   drawSchemas();
 
   const fusion = select('hybrid.fusion', ['interpolation', 'rrf'], hy.fusion || 'interpolation');
+  const weighting = select('hybrid.weighting', [['adaptive', 'adaptive: per query'], ['fixed', 'fixed: the ratio for every query']], hy.weighting || 'adaptive');
   const ratio = num('hybrid.semantic_ratio', hy.semantic_ratio, { min: 0, max: 1, step: 'any' });
   const rrfK = num('hybrid.rrf_k', hy.rrf_k, { min: 1, max: 10000 });
   const kwW = num('hybrid.keyword_weight', hy.keyword_weight, { min: 0, max: 100, step: 'any' });
@@ -449,6 +454,9 @@ async function viewKbForm(v, kb, into = main) {
     put('chunking.profile', profile.value, ch.profile || 'prose');
     put('chunking.max_tokens', n(maxTok), ch.max_tokens, true);
     put('chunking.overlap_tokens', n(overlap), ch.overlap_tokens, true);
+    put('chunking.segmenter', chunkSeg.value, ch.segmenter || 'icu');
+    put('keyword.segmenter', kwSeg.value, kwCfg.segmenter || 'icu');
+    put('keyword.diacritics', kwDia.value, kwCfg.diacritics || 'fold');
     const prov = provider.value ? (model.value ? `${provider.value}:${model.value}` : provider.value) : '';
     put('embedder.provider', prov, emb.provider || '');
     for (const i of provSettings.querySelectorAll('[data-field]')) {
@@ -462,6 +470,7 @@ async function viewKbForm(v, kb, into = main) {
     }
     put('hybrid.fusion', fusion.value, hy.fusion || 'interpolation');
     put('hybrid.semantic_ratio', n(ratio), hy.semantic_ratio ?? null);
+    put('hybrid.weighting', weighting.value, hy.weighting || 'adaptive');
     put('hybrid.rrf_k', n(rrfK), hy.rrf_k ?? null);
     put('hybrid.keyword_weight', n(kwW), hy.keyword_weight ?? null);
     put('hybrid.vector_weight', n(vecW), hy.vector_weight ?? null);
@@ -525,7 +534,11 @@ async function viewKbForm(v, kb, into = main) {
   el('fieldset', {}, el('legend', { text: 'Chunking' }),
     field('Profile', profile, 'prose: split at headings and paragraphs; code: at definitions; none: one chunk per document.'),
     field('Max tokens per chunk', maxTok, 'Blank: the default (or the model\'s limit).'),
-    field('Overlap tokens', overlap)),
+    field('Overlap tokens', overlap),
+    field('Word segmentation', chunkSeg, 'Where a long section of Chinese, Japanese, Thai… text may be cut. Changing it cuts the documents again.')),
+  el('fieldset', {}, el('legend', { text: 'Keyword index' }),
+    field('Keyword segmenter', kwSeg, 'How text written without spaces becomes words. Changing either setting rebuilds the keyword index.'),
+    field('Diacritics', kwDia)),
   el('fieldset', {}, el('legend', { text: 'Embedder' }),
     field('Provider', provider, 'Changing it re-embeds every chunk; the old vectors answer until the new ones are complete.'),
     provHelp,
@@ -534,7 +547,8 @@ async function viewKbForm(v, kb, into = main) {
   el('fieldset', {}, el('legend', { text: 'Vector store' }), field('Store', storeSel), storeSettings,
     field('Who embeds', embMode, 'platform: Quarry embeds; plugin: the store embeds; auto: the store if it can.')),
   el('fieldset', {}, el('legend', { text: 'Hybrid search' }),
-    field('Fusion', fusion), field('Semantic ratio (0–1)', ratio, 'The vector list\'s weight in interpolation fusion.'),
+    field('Fusion', fusion), field('Semantic ratio (0–1)', ratio, 'The vector list\'s weight in interpolation fusion (adaptive: at most this).'),
+    field('Weighting', weighting, 'adaptive: each query\'s vector weight follows how much the two lists agree and how much of the query the model knows.'),
     field('RRF k', rrfK, 'Rank constant of reciprocal rank fusion.'), field('Keyword weight', kwW), field('Vector weight', vecW)),
   el('fieldset', {}, el('legend', { text: 'Subjects' }),
     field('Subject keys', subjects, 'Metadata keys naming what a document is about (comma-separated); each document then has exactly one. Set them before adding documents.')),

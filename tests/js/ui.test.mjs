@@ -102,6 +102,10 @@ describe('the web UI', () => {
     await page.getByText('No documents yet: drop files above to add them.').waitFor();
     const kb = quarry(tmp.data, ['kb', 'describe', 'handbook']).json;
     assert.equal(kb.config.embedder.provider, 'hash:64');
+    // Left at their defaults, the segmentation and weighting settings are what a new KB gets.
+    assert.equal(kb.config.chunking.segmenter, 'icu');
+    assert.equal(kb.config.keyword.segmenter, 'icu');
+    assert.equal(kb.config.hybrid.weighting, 'adaptive');
     assert.equal(kb.description, 'The team handbook');
     assert.deepEqual(page.errors, []);
   });
@@ -110,11 +114,13 @@ describe('the web UI', () => {
     const page = await newPage();
     await page.goto(`${server.url}/#/kb/handbook/settings`);
     await page.getByLabel('RRF k').fill('30');
+    await page.getByLabel('Weighting').selectOption('fixed');
     await page.getByLabel('Subject keys').fill('team');
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.waitForURL(/#\/kb\/handbook$/);
     const cfg = quarry(tmp.data, ['kb', 'describe', 'handbook']).json.config;
     assert.equal(cfg.hybrid.rrf_k, 30);
+    assert.equal(cfg.hybrid.weighting, 'fixed');
     assert.deepEqual(cfg.subjects.keys, ['team']);
     await page.goto(`${server.url}/#/kb/handbook/settings`);
     await page.getByLabel('Subject keys').fill('');
