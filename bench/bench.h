@@ -52,6 +52,7 @@ Wrk run_wrk(const std::filesystem::path& work, const std::string& name, const st
             int connections);
 
 int run_eval(const Args& args);
+int run_loco(const Args& args);         // loco.cpp: eval --loco, hybrid by leave-one-collection-out
 int run_perf(const Args& args);
 int run_ann(const Args& args);          // ann.cpp: the embedded store vs its peers
 int run_embed_speed(const Args& args);  // embed_speed.cpp: static/hash throughput

@@ -43,11 +43,17 @@ std::string markdown_of(const CorpusDoc& d) {
 // Creates (or reuses) a KB holding the dataset's corpus; returns ingest seconds (0 if reused).
 double ensure_corpus_kb(Engine& engine, const Dataset& ds, const std::string& kb,
                         const std::string& config, const std::function<void()>& after_create) {
-  // Reuse a KB only if a previous run finished ingesting it (marker written below).
+  // Reuse a KB only if a previous run finished ingesting it under this config (the marker,
+  // written below, holds the config).
   const fs::path marker = fs::path(engine.data_dir()) / (kb + ".complete");
-  if (fs::exists(marker))
-    for (const auto& k : engine.list_kbs())
-      if (k.name == kb) return 0;
+  if (fs::exists(marker)) {
+    std::ifstream in(marker);
+    std::stringstream was;
+    was << in.rdbuf();
+    if (was.str() == config + "\n")
+      for (const auto& k : engine.list_kbs())
+        if (k.name == kb) return 0;
+  }
   for (const auto& k : engine.list_kbs())
     if (k.name == kb) engine.delete_kb(kb);
   engine.create_kb(kb, config);
@@ -66,7 +72,7 @@ double ensure_corpus_kb(Engine& engine, const Dataset& ds, const std::string& kb
   auto sweep = engine.reindex(kb, {});  // vectors, for KBs with an embedder (SPEC §7)
   if (!sweep.error_code.empty())
     throw std::runtime_error("embedding the corpus failed: " + sweep.error_message);
-  std::ofstream(marker) << "ok\n";
+  std::ofstream(marker) << config << "\n";
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
@@ -94,6 +100,7 @@ std::vector<double> parse_list(const std::string& text) {
 }  // namespace
 
 int run_eval(const Args& args) {
+  if (args.kv.count("loco")) return run_loco(args);
   const std::string dir = args.get("dataset");
   Dataset ds = load_dataset(dir, args.get("split", ""));
   const std::string data_dir = args.get("data-dir", "/tmp/quarry-bench-" + ds.name);
@@ -113,6 +120,12 @@ int run_eval(const Args& args) {
   } else {
     kb += "-legacy";
   }
+  // chunking.segmenter (windows of unspaced text end between ICU's words): icu as a new KB has
+  // it, none under --segmenter legacy (a KB as made before both settings).
+  const std::string chunk_default = segmenter == "legacy" ? "none" : "icu";
+  const std::string chunk_segmenter = args.get("chunk-segmenter", chunk_default);
+  cfg["chunking"]["segmenter"] = chunk_segmenter;
+  if (chunk_segmenter != chunk_default) kb += "-chunk-" + chunk_segmenter;
   if (!embedder.empty()) {
     std::string tag = embedder;
     for (auto& c : tag)
@@ -256,6 +269,7 @@ int run_eval(const Args& args) {
                  {"fts5_mrr10", peer.mrr10},
                  {"fts5_trigram_ndcg10", trigram.ndcg10},
                  {"segmenter", segmenter},
+                 {"chunk_segmenter", chunk_segmenter},
                  {"diacritics", diacritics},
                  {"p50_ms", percentile(row.lat, 50)},
                  {"p99_ms", percentile(row.lat, 99)},

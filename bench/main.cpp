@@ -1,5 +1,6 @@
 // quarry-bench eval --dataset DIR [--split train] [--profile prose|none] [--k1 --b --w-title
-// --w-headings] quarry-bench perf --dataset DIR [--docs-dir DIR]
+// --w-headings]; quarry-bench eval --loco DATASETS_DIR [--embedder E] [--sets a,b,...] [--top-k N];
+// quarry-bench perf --dataset DIR [--docs-dir DIR]
 #include <cstring>
 #include <iostream>
 

@@ -82,7 +82,7 @@ struct HybridConfig {
   std::string fusion = "interpolation";  // interpolation | rrf
   // α of (1 - α)·keyword + α·vector: under `adaptive` weighting the most a query gives the vector
   // side, under `fixed` what every query gives it (measured: docs/benchmarks.md).
-  double semantic_ratio = 0.2;
+  double semantic_ratio = 0.3;
   std::string weighting = "adaptive";  // adaptive | fixed (interpolation only)
   int rrf_k = 60;
   double keyword_weight = 1.0;  // per-mode RRF weights

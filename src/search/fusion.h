@@ -11,7 +11,7 @@ namespace quarry::search {
 
 struct FusionOptions {
   std::string fusion = "interpolation";  // interpolation | rrf
-  double semantic_ratio = 0.2;           // α: (1 - α)·keyword + α·vector (adaptive: at most)
+  double semantic_ratio = 0.3;           // α: (1 - α)·keyword + α·vector (adaptive: at most)
   std::string weighting = "fixed";       // fixed | adaptive (a KB's default: HybridConfig)
   // The share of the query's tokens the embedder has vectors for (adaptive weighting); nullopt
   // when the embedder cannot tell.
