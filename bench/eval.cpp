@@ -2,10 +2,10 @@
 // side by side with the plain SQLite FTS5 a user would write by hand (porter + unicode61,
 // title weighted 2x, the query's words OR-ed, ordered by bm25()).
 #include <chrono>
-#include <functional>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -144,9 +144,8 @@ int run_eval(const Args& args) {
     stored.erase("keyword");
     c->kbs().update_config(row.ref(), stored.dump(), {"bench", "library", "kb.update", kb, kb});
   };
-  const double ingest_s = ensure_corpus_kb(*engine, ds, kb, cfg.dump(),
-                                           segmenter == "legacy" ? make_legacy
-                                                                 : std::function<void()>{});
+  const double ingest_s = ensure_corpus_kb(
+      *engine, ds, kb, cfg.dump(), segmenter == "legacy" ? make_legacy : std::function<void()>{});
 
   search::KeywordParams params;
   // Quality only by default; --snippets 1 times what a user's query costs (with --top-k 10).
@@ -198,8 +197,8 @@ int run_eval(const Args& args) {
       row.label = mode == "vector" ? "quarry vector (" + embedder + ")"
                                    : "quarry hybrid " + fusion +
                                          (fusion == "rrf" ? ""
-                                          : kb_ratio    ? " (KB default)"
-                                                        : " α " + json(alpha).dump()) +
+                                          : kb_ratio      ? " (KB default)"
+                                                          : " α " + json(alpha).dump()) +
                                          " (" + embedder + ")";
       for (const auto& q : ds.queries) {
         SearchRequest r;
@@ -240,15 +239,16 @@ int run_eval(const Args& args) {
               ds.name.c_str(), ds.corpus.size(), ds.queries.size(), profile.c_str(), params.bm25.k1,
               params.bm25.b, params.bm25.w_title);
   std::printf(
-      "| system | nDCG@10 | recall@100 | MRR@10 | p50 ms (top %d) | p99 ms |\n|---|---|---|---|---|---|\n",
+      "| system | nDCG@10 | recall@100 | MRR@10 | p50 ms (top %d) | p99 ms "
+      "|\n|---|---|---|---|---|---|\n",
       depth);
   for (const auto& row : rows) {
     Metrics m = evaluate(ds, row.ranked);
     std::printf("| %s | %.4f | %.4f | %.4f | %.2f | %.2f |\n", row.label.c_str(), m.ndcg10,
                 m.recall100, m.mrr10, percentile(row.lat, 50), percentile(row.lat, 99));
   }
-  std::printf("| plain FTS5 (porter unicode61, title 2x) | %.4f | %.4f | %.4f | | |\n",
-              peer.ndcg10, peer.recall100, peer.mrr10);
+  std::printf("| plain FTS5 (porter unicode61, title 2x) | %.4f | %.4f | %.4f | | |\n", peer.ndcg10,
+              peer.recall100, peer.mrr10);
   std::printf("| plain FTS5 (trigram, title 2x) | %.4f | %.4f | %.4f | | |\n", trigram.ndcg10,
               trigram.recall100, trigram.mrr10);
   for (const auto& row : rows) {

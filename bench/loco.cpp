@@ -134,8 +134,8 @@ Collection load_collection(const std::string& dir, const std::string& embedder, 
   for (const auto& q : c.ds.queries) {
     QueryLists l;
     l.qid = q.id;
-    l.keyword = search::keyword_candidates(*cat, ref, q.text, {}, search::fusion_depth(top_k),
-                                           false);
+    l.keyword =
+        search::keyword_candidates(*cat, ref, q.text, {}, search::fusion_depth(top_k), false);
     SearchRequest r;
     r.kb = kb;
     r.query = q.text;
@@ -190,12 +190,12 @@ int run_loco(const Args& args) {
   std::stringstream ss(args.get("sets", "scifact,cranfield,cisi,adi,jaquad-ja,cmrc2018-zh"));
   for (std::string n; std::getline(ss, n, ',');)
     if (!n.empty() && fs::exists(fs::path(root) / n / "qrels.tsv")) names.push_back(n);
-  if (names.size() < 2) throw std::runtime_error("--loco needs at least two collections in " + root);
+  if (names.size() < 2)
+    throw std::runtime_error("--loco needs at least two collections in " + root);
   const auto settings = grid();
   std::size_t shipped = 0;
   for (std::size_t i = 0; i < settings.size(); ++i)
-    if (settings[i].weighting == "adaptive" &&
-        settings[i].ratio == HybridConfig{}.semantic_ratio)
+    if (settings[i].weighting == "adaptive" && settings[i].ratio == HybridConfig{}.semantic_ratio)
       shipped = i;
 
   std::map<std::string, Collection> cs;
@@ -206,7 +206,8 @@ int run_loco(const Args& args) {
               embedder.c_str(), top_k);
   std::printf(
       "| collection | chosen on the others | keyword | hybrid (chosen) | delta | shipped "
-      "(adaptive %.2f) | delta | end to end | replay = engine |\n|---|---|---|---|---|---|---|---|---|\n",
+      "(adaptive %.2f) | delta | end to end | replay = engine "
+      "|\n|---|---|---|---|---|---|---|---|---|\n",
       HybridConfig{}.semantic_ratio);
   double en_chosen = 0, en_shipped = 0, worst_chosen = 1, worst_shipped = 1;
   int en = 0;
@@ -221,8 +222,8 @@ int run_loco(const Args& args) {
     const double d = c.hybrid[best] - c.keyword;
     const double ds = c.hybrid[shipped] - c.keyword;
     std::printf("| %s | %s | %.4f | %.4f | %+.4f | %.4f | %+.4f | %.4f | %.1f%% |\n", held.c_str(),
-                settings[best].label().c_str(), c.keyword, c.hybrid[best], d, c.hybrid[shipped],
-                ds, c.engine, 100 * c.agreement);
+                settings[best].label().c_str(), c.keyword, c.hybrid[best], d, c.hybrid[shipped], ds,
+                c.engine, 100 * c.agreement);
     if (english.count(held)) {
       en_chosen += d;
       en_shipped += ds;
@@ -230,17 +231,23 @@ int run_loco(const Args& args) {
     }
     worst_chosen = std::min(worst_chosen, d);
     worst_shipped = std::min(worst_shipped, ds);
-    json line = {{"bench", "eval-loco"},          {"dataset", held},
-                 {"embedder", embedder},          {"top_k", top_k},
-                 {"chosen", settings[best].label()}, {"keyword_ndcg10", c.keyword},
-                 {"chosen_ndcg10", c.hybrid[best]}, {"shipped_ndcg10", c.hybrid[shipped]},
-                 {"engine_ndcg10", c.engine},     {"replay_agreement", c.agreement}};
+    json line = {{"bench", "eval-loco"},
+                 {"dataset", held},
+                 {"embedder", embedder},
+                 {"top_k", top_k},
+                 {"chosen", settings[best].label()},
+                 {"keyword_ndcg10", c.keyword},
+                 {"chosen_ndcg10", c.hybrid[best]},
+                 {"shipped_ndcg10", c.hybrid[shipped]},
+                 {"engine_ndcg10", c.engine},
+                 {"replay_agreement", c.agreement}};
     std::cerr << line.dump() << "\n";
   }
   if (en > 0)
-    std::printf("mean delta over the English collections: chosen %+.4f, shipped %+.4f; worst "
-                "delta: chosen %+.4f, shipped %+.4f\n",
-                en_chosen / en, en_shipped / en, worst_chosen, worst_shipped);
+    std::printf(
+        "mean delta over the English collections: chosen %+.4f, shipped %+.4f; worst "
+        "delta: chosen %+.4f, shipped %+.4f\n",
+        en_chosen / en, en_shipped / en, worst_chosen, worst_shipped);
   // Every setting on every collection (replayed), as a delta over keyword.
   std::printf("\n| setting |");
   for (const auto& n : names) std::printf(" %s |", n.c_str());

@@ -92,7 +92,7 @@ struct HybridConfig {
 // How the keyword index cuts and folds text (docs/configuration.md). Both empty: a KB made
 // before these settings, whose index keeps the tokenizer it was built with until one is set.
 struct KeywordConfig {
-  std::string segmenter = "icu";   // icu | bigram: words of scripts written without spaces
+  std::string segmenter = "icu";    // icu | bigram: words of scripts written without spaces
   std::string diacritics = "fold";  // fold | keep: "café" finds "cafe" (fold) or not (keep)
   bool legacy() const { return segmenter.empty(); }
 };

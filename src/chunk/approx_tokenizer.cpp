@@ -226,9 +226,7 @@ class ApproxTokenizer final : public Tokenizer {
  public:
   explicit ApproxTokenizer(bool words) : words_(words) {}
 
-  std::string id() const override {
-    return words_ ? "approx-wordpiece-v2" : "approx-wordpiece-v1";
-  }
+  std::string id() const override { return words_ ? "approx-wordpiece-v2" : "approx-wordpiece-v1"; }
 
   void spans(std::string_view text,
              std::vector<std::pair<std::uint32_t, std::uint32_t>>& out) const override {

@@ -55,9 +55,9 @@ void print_kb_human(const KbInfo& k) {
             << (c.hybrid.fusion == "interpolation" ? ", " + c.hybrid.weighting : std::string())
             << ")\n";
   std::cout << "  keyword: "
-            << (c.keyword.legacy() ? std::string("spaces only (made before keyword settings)")
-                                   : c.keyword.segmenter + " segmenter, diacritics " +
-                                         c.keyword.diacritics)
+            << (c.keyword.legacy()
+                    ? std::string("spaces only (made before keyword settings)")
+                    : c.keyword.segmenter + " segmenter, diacritics " + c.keyword.diacritics)
             << "\n";
   std::cout << "  index: keyword " << k.index_status.keyword << ", vector " << k.index_status.vector
             << "\n";

@@ -182,13 +182,20 @@ void apply_hybrid(const json& j, HybridConfig& c) {
   for (const auto& [k, v] : j.items()) {
     const std::string f = "hybrid." + k;
     if (v.is_null()) {  // `null` resets a setting to its default (docs/cli.md)
-      if (k == "fusion") c.fusion = defaults.fusion;
-      else if (k == "semantic_ratio") c.semantic_ratio = defaults.semantic_ratio;
-      else if (k == "weighting") c.weighting = defaults.weighting;
-      else if (k == "rrf_k") c.rrf_k = defaults.rrf_k;
-      else if (k == "keyword_weight") c.keyword_weight = defaults.keyword_weight;
-      else if (k == "vector_weight") c.vector_weight = defaults.vector_weight;
-      else unknown_key(f, "fusion, semantic_ratio, weighting, rrf_k, keyword_weight, vector_weight");
+      if (k == "fusion")
+        c.fusion = defaults.fusion;
+      else if (k == "semantic_ratio")
+        c.semantic_ratio = defaults.semantic_ratio;
+      else if (k == "weighting")
+        c.weighting = defaults.weighting;
+      else if (k == "rrf_k")
+        c.rrf_k = defaults.rrf_k;
+      else if (k == "keyword_weight")
+        c.keyword_weight = defaults.keyword_weight;
+      else if (k == "vector_weight")
+        c.vector_weight = defaults.vector_weight;
+      else
+        unknown_key(f, "fusion, semantic_ratio, weighting, rrf_k, keyword_weight, vector_weight");
     } else if (k == "fusion") {
       c.fusion = get_string(v, f);
       if (c.fusion != "interpolation" && c.fusion != "rrf")

@@ -35,9 +35,8 @@ KbConfig parse_new_config(const std::string& text) {
   if (j.is_discarded())
     throw Error(Code::invalid_argument, "config is not valid JSON", {{"field", "config"}});
   KbConfig config = core::kb_config_from_json(j);
-  const bool segmenter_given =
-      j.is_object() && j.contains("chunking") && j["chunking"].is_object() &&
-      j["chunking"].contains("segmenter");
+  const bool segmenter_given = j.is_object() && j.contains("chunking") &&
+                               j["chunking"].is_object() && j["chunking"].contains("segmenter");
   if (!segmenter_given) config.chunking.segmenter = "icu";
   return config;
 }

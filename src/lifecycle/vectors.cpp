@@ -328,7 +328,7 @@ chunk::Chunking Vectors::chunking(const std::string& kb, const KbConfig& config)
   const KbVectors& v = for_kb(kb, config);
   chunk::Chunking c;
   c.options = chunk::within_model_limit(chunk::chunk_options(config), v.token_limit);
-  c.tokenizer = v.tokenizer                              ? v.tokenizer.get()
+  c.tokenizer = v.tokenizer                          ? v.tokenizer.get()
                 : config.chunking.segmenter == "icu" ? approx_words_.get()
                                                      : approx_.get();
   c.revision = chunking_revision(v, config);

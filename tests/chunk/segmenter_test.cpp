@@ -100,8 +100,8 @@ TEST(ApproxTokenizerV2, CountsEverythingElseAsVersionOne) {
 
 TEST(ApproxTokenizerV2, SpansAreOrderedAndCoverAllInkOnRandomText) {
   std::mt19937 rng(11);
-  const char* alphabet[] = {"a", " ", "中", "ภา", "ษา", "ไทย", "ที่", "ເລ", "ກ", "ខ្មែរ", "မြန်",
-                            "ๆ", "ฯ", "\u0301", "\xff", ".", "\n", "9", "๑"};
+  const char* alphabet[] = {"a",   " ", "中", "ภา",     "ษา",   "ไทย", "ที่",  "ເລ", "ກ", "ខ្មែរ",
+                            "မြန်", "ๆ", "ฯ",  "\u0301", "\xff", ".",   "\n", "9",  "๑"};
   for (int round = 0; round < 300; ++round) {
     std::string text;
     const int n = static_cast<int>(rng() % 40);

@@ -197,7 +197,8 @@ TEST(KbConfigSet, NullResetsHybridSettings) {
 // chunking.segmenter: a stored config without it is a KB from before the setting (none), whose
 // chunking revision must not move; icu is part of the revision; null sets icu.
 TEST(KbConfigSet, ChunkingSegmenterIsInTheRevisionOnlyWhenNotNone) {
-  const KbConfig old = kb_config_from_json(nlohmann::json::parse(R"({"chunking": {"max_tokens": 256}})"));
+  const KbConfig old =
+      kb_config_from_json(nlohmann::json::parse(R"({"chunking": {"max_tokens": 256}})"));
   EXPECT_EQ(old.chunking.segmenter, "none");
   EXPECT_EQ(kb_config_to_json(old)["chunking"]["segmenter"], "none");
   KbConfig none = kb_config_set(old, "chunking.segmenter", "none");

@@ -62,7 +62,8 @@ TEST_F(SegmenterChunking, ANewKbCutsBetweenWords) {
 
 TEST_F(SegmenterChunking, AKbFromBeforeKeepsItsRevisionUntilItOptsIn) {
   // What a KB made before the setting stores: a chunking object without `segmenter`.
-  const json old_config = {{"chunking", {{"profile", "prose"}, {"max_tokens", 24}, {"overlap_tokens", 4}}}};
+  const json old_config = {
+      {"chunking", {{"profile", "prose"}, {"max_tokens", 24}, {"overlap_tokens", 4}}}};
   const KbConfig stored = core::kb_config_from_json(old_config);
   EXPECT_EQ(stored.chunking.segmenter, "none");
   const std::string revision_before = core::config_revision(stored);

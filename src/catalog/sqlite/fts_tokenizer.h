@@ -12,6 +12,7 @@
 
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "core/segment.h"
 
@@ -50,7 +51,8 @@ class FtsTokenizer {
   void tokenize(std::string_view text, int flags, Fn&& fn) const {
     if (!ok()) return;
     auto cb = [](void* ctx, int, const char* tok, int n, int start, int end) -> int {
-      (*static_cast<Fn*>(ctx))(std::string_view(tok, static_cast<std::size_t>(n)), start, end);
+      (*static_cast<std::remove_reference_t<Fn>*>(ctx))(
+          std::string_view(tok, static_cast<std::size_t>(n)), start, end);
       return SQLITE_OK;
     };
     run(text, flags, &fn, cb);

@@ -204,7 +204,8 @@ core::KeywordAnalysis SqliteKeywordIndex::analysis(const KbRef& kb) const {
 
 std::vector<Snippet> SqliteKeywordIndex::snippets(
     const KbRef& kb, const std::string& query, const std::vector<const std::string*>& texts) const {
-  Snippeter s(d_.tokenizer_for(d_.keyword_tokenize(kb.id, kb.name)), query);
+  const std::string tokenize = d_.keyword_tokenize(kb.id, kb.name);
+  Snippeter s(d_.tokenizer_for(tokenize), query, fts_analysis(tokenize).segmented);
   std::vector<Snippet> out;
   out.reserve(texts.size());
   for (const auto* t : texts) out.push_back(s.make(*t));

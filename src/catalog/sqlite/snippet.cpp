@@ -1,27 +1,115 @@
 #include "catalog/sqlite/snippet.h"
 
 #include <algorithm>
+
 #include <unordered_map>
 #include <vector>
+#include "core/segment.h"
 
 namespace quarry::catalog {
 
-Snippeter::Snippeter(const FtsTokenizer& tokenizer, std::string_view query_text)
-    : tokenizer_(tokenizer) {
+Snippeter::Snippeter(const FtsTokenizer& tokenizer, std::string_view query_text, bool segmented)
+    : tokenizer_(tokenizer), segmented_(segmented) {
   tokenizer_.tokenize(query_text, FTS5_TOKENIZE_QUERY, [this](std::string_view stem, int, int) {
     if (stem != "and" && stem != "or" && stem != "not" && stem != "near") stems_.emplace(stem);
   });
+  for (const auto& s : stems_)
+    if (std::any_of(s.begin(), s.end(),
+                    [](char c) { return static_cast<unsigned char>(c) >= 0x80; }))
+      wide_stems_.push_back(s);
+}
+
+namespace {
+
+// The code point at text[i] and its length (a stray byte is one code point of its own).
+char32_t next_code_point(std::string_view t, std::size_t i, std::size_t& len) {
+  const auto b = static_cast<unsigned char>(t[i]);
+  len = b < 0x80 ? 1 : b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC0 ? 2 : 1;
+  if (i + len > t.size()) len = 1;
+  if (len == 1) return b;
+  char32_t c = b & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
+  for (std::size_t k = 1; k < len; ++k)
+    c = (c << 6) | (static_cast<unsigned char>(t[i + k]) & 0x3F);
+  return c;
+}
+
+// White space and the CJK and full-width punctuation: every tokenizer ends a token there, and
+// an unspaced run (which ICU cuts as a whole) ends there too.
+bool is_break(char32_t c) {
+  if (c < 0x80) return c == ' ' || c == '\n' || c == '\t' || c == '\r';
+  return ((c >= 0x3000 && c <= 0x303F) && !core::is_unspaced(c)) || (c >= 0xFF01 && c <= 0xFF0F) ||
+         (c >= 0xFF1A && c <= 0xFF20) || (c >= 0xFF3B && c <= 0xFF40) ||
+         (c >= 0xFF5B && c <= 0xFF65);
+}
+
+}  // namespace
+
+// Tokens as the tokenizer makes them, except in a piece of text (between two breaks) written
+// wholly in an unspaced script that no query term can match: a term the tokenizer would find
+// there is a substring of the piece's folded text, so a piece that holds none has no hit, and
+// its dictionary segmentation (most of a snippet's cost on Chinese text) is skipped. Such a
+// piece counts one token per two characters (about a Chinese word), which only sizes the window.
+template <typename Fn>
+void Snippeter::tokenize_lazily(std::string_view text, Fn&& fn) const {
+  std::size_t piece = 0;
+  bool unspaced_only = true;
+  auto flush = [&](std::size_t end) {
+    if (end <= piece) return;
+    const std::string_view p = text.substr(piece, end - piece);
+    bool skip = unspaced_only;
+    if (skip) {
+      const std::string folded = core::fold_text(p);
+      for (const auto& s : wide_stems_)
+        if (folded.find(s) != std::string::npos) {
+          skip = false;
+          break;
+        }
+    }
+    if (skip) {
+      std::size_t at = 0, len = 1;
+      while (at < p.size()) {
+        std::size_t to = at;
+        for (int k = 0; k < 2 && to < p.size(); ++k) {
+          next_code_point(p, to, len);
+          to += len;
+        }
+        fn(std::string_view(), static_cast<int>(piece + at), static_cast<int>(piece + to));
+        at = to;
+      }
+      return;
+    }
+    const int base = static_cast<int>(piece);
+    tokenizer_.tokenize(p, FTS5_TOKENIZE_DOCUMENT,
+                        [&](std::string_view stem, int s, int e) { fn(stem, s + base, e + base); });
+  };
+  std::size_t i = 0, len = 1;
+  while (i < text.size()) {
+    const char32_t c = next_code_point(text, i, len);
+    if (is_break(c)) {
+      flush(i);
+      piece = i + len;
+      unspaced_only = true;
+    } else if (c < 0x80 || !core::is_unspaced(c)) {
+      unspaced_only = false;
+    }
+    i += len;
+  }
+  flush(text.size());
 }
 
 Snippet Snippeter::make(std::string_view text, int window) const {
   std::unordered_map<std::string, int> term_ids;
   std::vector<Token> toks;
-  tokenizer_.tokenize(text, FTS5_TOKENIZE_DOCUMENT, [&](std::string_view stem, int start, int end) {
+  auto on_token = [&](std::string_view stem, int start, int end) {
     std::string key(stem);
-    bool hit = stems_.count(key) > 0;
+    bool hit = !key.empty() && stems_.count(key) > 0;
     int id = hit ? term_ids.emplace(key, static_cast<int>(term_ids.size())).first->second : -1;
     toks.push_back({start, end, hit, id});
-  });
+  };
+  if (segmented_)
+    tokenize_lazily(text, on_token);
+  else
+    tokenizer_.tokenize(text, FTS5_TOKENIZE_DOCUMENT, on_token);
   // Best window: most distinct terms, then most hits; slide over token positions.
   std::size_t n = toks.size(), w = static_cast<std::size_t>(window), best = 0;
   if (n > w) {

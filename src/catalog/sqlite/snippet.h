@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_set>
+#include <vector>
 
 #include "catalog/keyword_index.h"
 #include "catalog/sqlite/fts_tokenizer.h"
@@ -18,7 +19,10 @@ namespace quarry::catalog {
 class Snippeter {
  public:
   // `query_text`: the words to highlight (FTS5 operators AND/OR/NOT/NEAR are ignored).
-  Snippeter(const FtsTokenizer& tokenizer, std::string_view query_text);
+  // `segmented`: the tokenizer is Quarry's (fts_analysis(...).segmented), whose unspaced runs
+  // (Chinese, Japanese, Thai, ...) are cut by a dictionary: make() then cuts only the runs that
+  // can hold a query term (see tokenize_lazily).
+  Snippeter(const FtsTokenizer& tokenizer, std::string_view query_text, bool segmented = false);
   Snippeter(const Snippeter&) = delete;
   Snippeter& operator=(const Snippeter&) = delete;
 
@@ -33,8 +37,13 @@ class Snippeter {
     bool hit;
     int term;
   };
+  template <typename Fn>
+  void tokenize_lazily(std::string_view text, Fn&& fn) const;
+
   const FtsTokenizer& tokenizer_;
   std::unordered_set<std::string> stems_;
+  bool segmented_ = false;
+  std::vector<std::string> wide_stems_;  // the stems that are not ASCII
 };
 
 }  // namespace quarry::catalog
