@@ -178,6 +178,9 @@ struct SearchResponse {
   Mode mode = Mode::keyword;  // the mode that answered
   std::vector<Hit> hits;
   std::vector<std::string> degraded;  // reasons, when hybrid/auto fell back
+  // auto only: a query that looks like a regular expression or a code identifier gets a word
+  // that grep matches it as written (keyword search reads only its words); empty otherwise.
+  std::string hint;
   // Hybrid: each mode's own list (best first, top_k), labelled, besides the fused hits.
   std::vector<std::pair<std::string, std::vector<Hit>>> per_mode;
   IndexStatus index_status;

@@ -37,6 +37,7 @@ std::string highlight_ranges(const std::string& text,
 void print_search_human(const SearchResponse& r, bool mode_given) {
   for (const auto& d : r.degraded)
     if (mode_given || d.rfind("no_embedder:", 0) != 0) std::cerr << "note: " << d << "\n";
+  if (!r.hint.empty()) std::cerr << "hint: " << r.hint << "\n";
   // Vectors still pending: the vector side answered from what is embedded so far.
   const bool vectors_answered = r.mode == Mode::vector || r.mode == Mode::hybrid;
   if (vectors_answered && r.index_status.vector != "ready" && !r.index_status.vector.empty())

@@ -2,6 +2,8 @@
 // keyword with a reason, the fusion of keyword and vector candidates, and grep.
 #include "search/retrieval.h"
 
+#include <re2/re2.h>
+
 #include <algorithm>
 #include <unordered_map>
 
@@ -127,6 +129,24 @@ std::vector<Hit> grep_as_hits(const SearchRequest& r, const KbScope& kb) {
 
 }  // namespace
 
+// auto's hint for a query that keyword search can only read as words (docs/search.md): a
+// regular expression (an escape such as \d or \., a wildcard .* or .+, a class with a range
+// [a-z], an anchor ^ or $ at an end, a group (?, alternation a|b, a count {2,3}), or, in a query
+// of one word, a code identifier (snake_case, camelCase, a::b, a->b, call()).
+std::string grep_hint(const std::string& query) {
+  static const RE2 regex(
+      R"(\\[dwsbDWSB.()\[\]]|\.[*+?]|\[[^\]]*\w-\w[^\]]*\]|^\^|\$$|\(\?|\w\|\w|\w\{\d+(,\d*)?\})");
+  static const RE2 code(R"(^\S*(\w_\w|::\w|\w->\w|\w\(\)?|[a-z][A-Z][a-z])\S*$)");
+  if (query.size() > 500) return "";
+  const char* what = RE2::PartialMatch(query, regex)  ? "a regular expression"
+                     : RE2::PartialMatch(query, code) ? "a code identifier"
+                                                      : nullptr;
+  if (!what) return "";
+  return std::string("the query looks like ") + what +
+         ": keyword search reads only its words, grep matches it as written (`quarry grep`, "
+         "POST /api/v1/kbs/{kb}/grep, or the MCP tool grep)";
+}
+
 SearchResponse search(const SearchRequest& r, const KbScope& kb) {
   const KbConfig& config = kb.config;
   core::Filter filter = core::parse_filter_text(r.filter_json);
@@ -188,6 +208,8 @@ SearchResponse search(const SearchRequest& r, const KbScope& kb) {
     }
   }
   resp.mode = mode;
+  if (r.mode.value_or(kDefaultMode) == Mode::automatic && !r.advanced)
+    resp.hint = grep_hint(r.query);
   resp.index_status.keyword = kb.cat.documents().any(kb.ref, filter) ? "ready" : "not_built";
   resp.has_embedder = !config.embedder.provider.empty();
   if (resp.has_embedder) resp.index_status.vector = kb.vectors.status(filter);

@@ -46,6 +46,8 @@ struct KbScope {
 // Answers in the requested mode (kDefaultMode when none), or degrades hybrid/auto to keyword
 // and says why in `degraded`. Fills index_status; the caller times the call.
 SearchResponse search(const SearchRequest& r, const KbScope& kb);
+// auto's hint to try grep for `query` (SearchResponse::hint), or "".
+std::string grep_hint(const std::string& query);
 GrepResponse grep(const GrepRequest& r, const KbScope& kb);
 
 }  // namespace quarry::search

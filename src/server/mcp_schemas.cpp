@@ -149,6 +149,7 @@ json search_schema() {
           {"mode", type("string")},
           {"hits", hits},
           {"degraded", array_of(type("string"))},
+          {"hint", type("string")},
           {"per_mode", {{"type", "object"}, {"additionalProperties", hits}}},
           {"index_status", index_status_schema()},
           {"took_ms", type("number")}};

@@ -47,6 +47,7 @@ std::string text_search(const SearchResponse& r) {
   o << r.hits.size() << " hit" << (r.hits.size() == 1 ? "" : "s") << " in '" << r.kb << "' ("
     << mode_name(r.mode) << "; index " << status_line(r.index_status) << ")\n";
   for (const auto& d : r.degraded) o << "degraded: " << d << "\n";
+  if (!r.hint.empty()) o << "hint: " << r.hint << "\n";
   int n = 0;
   for (const auto& h : r.hits) {
     o << "\n" << ++n << ". " << h.filename;

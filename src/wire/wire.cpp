@@ -180,13 +180,15 @@ static json per_mode(const SearchResponse& r) {
 json to_json(const SearchResponse& r) {
   json hits = json::array();
   for (const auto& h : r.hits) hits.push_back(to_json(h));
-  return {{"kb", r.kb},
-          {"mode", mode_name(r.mode)},
-          {"hits", hits},
-          {"degraded", r.degraded},
-          {"per_mode", per_mode(r)},
-          {"index_status", to_json(r.index_status)},
-          {"took_ms", r.took_ms}};
+  json out = {{"kb", r.kb},
+              {"mode", mode_name(r.mode)},
+              {"hits", hits},
+              {"degraded", r.degraded},
+              {"per_mode", per_mode(r)},
+              {"index_status", to_json(r.index_status)},
+              {"took_ms", r.took_ms}};
+  if (!r.hint.empty()) out["hint"] = r.hint;  // auto only, and only when it has one
+  return out;
 }
 
 json to_json(const GrepResponse& r) {

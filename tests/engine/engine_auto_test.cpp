@@ -93,3 +93,45 @@ TEST_F(EngineTest, AutoAnswersByKeywordWhenTheEmbedderCannotReadTheQuery) {
 
 }  // namespace
 }  // namespace quarry::lifecycle
+
+namespace quarry::lifecycle {
+namespace {
+using namespace testing_support;
+
+// auto hints that grep matches a pattern or an identifier as written (docs/search.md); other
+// queries, and a mode the caller named, get no hint.
+TEST_F(EngineTest, AutoHintsAtGrepForPatternsAndIdentifiers) {
+  engine->create_kb("k", "{}");
+  add("k", "a.md", "# Config\n\nSet max_tokens to 256; error E1234 means the disk is full.\n");
+  auto hint_of = [&](const std::string& q, std::optional<Mode> mode = std::nullopt) {
+    SearchRequest r;
+    r.kb = "k";
+    r.query = q;
+    r.mode = mode;
+    return engine->search(r).hint;
+  };
+  for (const char* q : {"max_tokens", "E\\d+", "error.*disk", "[a-z]+_tokens", "^Set", "maxTokens",
+                        "Engine::search", "open()", "tokens|disk"}) {
+    const std::string h = hint_of(q);
+    EXPECT_NE(h.find("grep"), std::string::npos) << q;
+  }
+  EXPECT_NE(hint_of("E\\d+").find("regular expression"), std::string::npos);
+  EXPECT_NE(hint_of("max_tokens").find("code identifier"), std::string::npos);
+  for (const char* q : {"how do I set the token budget", "disk full", "E1234", "max tokens",
+                        "iso 8601 dates, e.g. 2026"}) {
+    EXPECT_EQ(hint_of(q), "") << q;
+  }
+  EXPECT_EQ(hint_of("max_tokens", Mode::keyword), "");  // the caller chose the mode
+  EXPECT_FALSE(engine
+                   ->search([] {
+                     SearchRequest r;
+                     r.kb = "k";
+                     r.query = "max_tokens";
+                     return r;
+                   }())
+                   .hits.empty())
+      << "a hint comes with the keyword answer, not instead of it";
+}
+
+}  // namespace
+}  // namespace quarry::lifecycle

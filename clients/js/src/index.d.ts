@@ -263,6 +263,8 @@ export interface SearchResponse {
   mode: Exclude<SearchMode, 'auto'>;
   hits: Hit[];
   degraded: string[];
+  /** auto only: present when the query looks like a regular expression or a code identifier. */
+  hint?: string;
   per_mode: Record<string, Hit[]>;
   index_status: IndexStatus;
   took_ms: number;

@@ -261,6 +261,7 @@ class SearchResult(Model):
     mode: Optional[str] = None
     hits: List[SearchHit] = field(default_factory=list)
     degraded: List[str] = field(default_factory=list)
+    hint: Optional[str] = None  # auto only: the query looks like a regex or code identifier
     per_mode: Dict[str, List[SearchHit]] = field(default_factory=dict)
     index_status: Optional[IndexStatus] = None
     took_ms: Optional[float] = None
