@@ -97,6 +97,30 @@ Cls classify_multibyte(const unsigned char* p, std::size_t n, std::size_t i, std
   return classify(c);
 }
 
+// The open word piece: a word of n characters is cut into pieces of 6, then 4, 4, ... (rule 3).
+struct WordPiece {
+  std::size_t begin = 0;  // where the open token starts (a word piece, or a single's start)
+  int chars = 0;          // characters in the open piece
+  int limit = kFirstPieceChars;
+
+  void start(std::size_t at) {
+    begin = at;
+    chars = 0;
+    limit = kFirstPieceChars;
+  }
+  // The character at `at` joins the word; a full piece is emitted first.
+  template <class Emit>
+  void add(std::size_t at, Emit& emit) {
+    if (chars == limit) {
+      emit(begin, at);
+      begin = at;
+      chars = 0;
+      limit = kNextPieceChars;
+    }
+    ++chars;
+  }
+};
+
 // The end of the run of Thai, Lao, Khmer or Myanmar code points that starts at p[i].
 std::size_t southeast_asian_run_end(const unsigned char* p, std::size_t n, std::size_t i) {
   while (i < n && p[i] >= 0x80) {
@@ -130,19 +154,10 @@ void scan_southeast_asian(std::string_view text, std::size_t b, std::size_t e, E
                       wb += b;
                       we += b;
                       singles(at, wb);
-                      std::size_t begin = wb;
-                      int chars = 0;
-                      int limit = kFirstPieceChars;
-                      for (std::size_t i = wb; i < we; i += step(i)) {
-                        if (chars == limit) {
-                          emit(begin, i);
-                          begin = i;
-                          chars = 0;
-                          limit = kNextPieceChars;
-                        }
-                        ++chars;
-                      }
-                      emit(begin, we);
+                      WordPiece piece;
+                      piece.start(wb);
+                      for (std::size_t i = wb; i < we; i += step(i)) piece.add(i, emit);
+                      emit(piece.begin, we);
                       at = we;
                     });
   singles(at, e);
@@ -155,11 +170,9 @@ void scan(std::string_view text, bool words, Emit&& emit) {
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   const std::size_t n = text.size();
   enum class Open { none, word, single } open = Open::none;
-  std::size_t begin = 0;  // start of the open token (piece)
-  int chars = 0;          // characters in the open word piece
-  int limit = 0;          // characters a word piece may hold
+  WordPiece piece;
   auto close = [&](std::size_t at) {
-    if (open != Open::none) emit(begin, at);
+    if (open != Open::none) emit(piece.begin, at);
     open = Open::none;
   };
   std::size_t i = 0;
@@ -182,38 +195,25 @@ void scan(std::string_view text, bool words, Emit&& emit) {
         if (open != Open::word) {
           close(i);
           open = Open::word;
-          begin = i;
-          chars = 0;
-          limit = kFirstPieceChars;
-        } else if (chars == limit) {  // a rare long word: start the next piece
-          emit(begin, i);
-          begin = i;
-          chars = 0;
-          limit = kNextPieceChars;
+          piece.start(i);
         }
-        ++chars;
+        piece.add(i, emit);  // a rare long word starts its next piece here
         // Most text is ASCII words: run through the rest of this one without the switch.
         while (i + len < n && p[i + len] < 0x80 && kAscii[p[i + len]] == Cls::word) {
           i += len;
           len = 1;
-          if (chars == limit) {
-            emit(begin, i);
-            begin = i;
-            chars = 0;
-            limit = kNextPieceChars;
-          }
-          ++chars;
+          piece.add(i, emit);
         }
         break;
       case Cls::single:
         close(i);
         open = Open::single;
-        begin = i;
+        piece.begin = i;
         break;
       case Cls::joiner:
         if (open == Open::none) {  // a stray mark stands alone
           open = Open::single;
-          begin = i;
+          piece.begin = i;
         }
         break;
     }

@@ -205,6 +205,10 @@ bool is_unspaced(char32_t cp) {
   return is_cjk(cp) || is_southeast_asian(cp);
 }
 
+char32_t decode_utf8(std::string_view t, std::size_t i, std::size_t* len) {
+  return decode_checked(t, i, len);
+}
+
 void script_runs(std::string_view text,
                  const std::function<void(std::size_t, std::size_t, bool)>& fn) {
   std::size_t run_start = 0;

@@ -65,6 +65,10 @@ void script_runs(std::string_view text,
 void segment_run(std::string_view run, Segmenter s,
                  const std::function<void(std::size_t, std::size_t)>& fn);
 
+// Decodes the code point at text[i] and its length in bytes; a malformed or truncated sequence,
+// an overlong form or a surrogate is one byte of U+FFFD.
+char32_t decode_utf8(std::string_view text, std::size_t i, std::size_t* len);
+
 // Is this code point Thai, Lao, Khmer or Myanmar (the unspaced scripts whose letters combine, so
 // that a character is no unit of meaning and ICU's words are the only cut)?
 bool is_southeast_asian(char32_t cp);

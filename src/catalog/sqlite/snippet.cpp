@@ -21,18 +21,6 @@ Snippeter::Snippeter(const FtsTokenizer& tokenizer, std::string_view query_text,
 
 namespace {
 
-// The code point at text[i] and its length (a stray byte is one code point of its own).
-char32_t next_code_point(std::string_view t, std::size_t i, std::size_t& len) {
-  const auto b = static_cast<unsigned char>(t[i]);
-  len = b < 0x80 ? 1 : b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC0 ? 2 : 1;
-  if (i + len > t.size()) len = 1;
-  if (len == 1) return b;
-  char32_t c = b & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
-  for (std::size_t k = 1; k < len; ++k)
-    c = (c << 6) | (static_cast<unsigned char>(t[i + k]) & 0x3F);
-  return c;
-}
-
 // White space and the CJK and full-width punctuation: every tokenizer ends a token there, and
 // an unspaced run (which ICU cuts as a whole) ends there too.
 bool is_break(char32_t c) {
@@ -70,7 +58,7 @@ void Snippeter::tokenize_lazily(std::string_view text, Fn&& fn) const {
       while (at < p.size()) {
         std::size_t to = at;
         for (int k = 0; k < 2 && to < p.size(); ++k) {
-          next_code_point(p, to, len);
+          core::decode_utf8(p, to, &len);
           to += len;
         }
         fn(std::string_view(), static_cast<int>(piece + at), static_cast<int>(piece + to));
@@ -84,7 +72,7 @@ void Snippeter::tokenize_lazily(std::string_view text, Fn&& fn) const {
   };
   std::size_t i = 0, len = 1;
   while (i < text.size()) {
-    const char32_t c = next_code_point(text, i, len);
+    const char32_t c = core::decode_utf8(text, i, &len);
     if (is_break(c)) {
       flush(i);
       piece = i + len;
